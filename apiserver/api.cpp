@@ -1,0 +1,620 @@
+#include "apiserver/api.hpp"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <cctype>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "apiserver/body_decoder.hpp"
+#include "apiserver/discovery.hpp"
+#include "apiserver/patch.hpp"
+
+namespace kinformer::apiserver {
+
+using nlohmann::json;
+
+namespace {
+
+using Query = std::map<std::string, std::string>;
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string url_decode(std::string_view in) {
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == '+') {
+      out += ' ';
+    } else if (in[i] == '%' && i + 2 < in.size() && hex_value(in[i + 1]) >= 0 && hex_value(in[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(in[i + 1]) * 16 + hex_value(in[i + 2]));
+      i += 2;
+    } else {
+      out += in[i];
+    }
+  }
+  return out;
+}
+
+Query parse_query(std::string_view query) {
+  Query out;
+  std::size_t start = 0;
+  while (start < query.size()) {
+    auto amp = query.find('&', start);
+    auto pair = query.substr(start, amp == std::string_view::npos ? std::string_view::npos : amp - start);
+    auto eq = pair.find('=');
+    if (!pair.empty())
+      out[url_decode(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : url_decode(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    start = amp + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start < path.size()) {
+    auto slash = path.find('/', start);
+    auto part = path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (!part.empty()) out.push_back(url_decode(part));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return out;
+}
+
+std::string param(const Query& q, const char* name) {
+  auto it = q.find(name);
+  return it == q.end() ? std::string{} : it->second;
+}
+
+// Query booleans: absent, "false" and "0" are false; anything else is true (§B6.5).
+bool flag(const Query& q, const char* name) {
+  auto it = q.find(name);
+  if (it == q.end()) return false;
+  std::string v = it->second;
+  std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return v != "false" && v != "0";
+}
+
+std::optional<std::uint64_t> parse_unsigned(const std::string& text) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoull(text);
+}
+
+HttpResponse ok_json(std::string body, int status = 200) { return HttpResponse{status, "application/json", std::move(body)}; }
+
+ApiError list_options_invalid(const std::string& field, const std::string& message) {
+  ApiError e = ApiError::invalid("meta.k8s.io", "ListOptions", "", {{"FieldValueForbidden", message, field}});
+  return e;
+}
+
+// Continue tokens: base64url("<rv>\n<last key>"); rv 0 means "latest" (an inconsistent continuation).
+const char* const b64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+std::string encode_continue(std::uint64_t rv, const std::string& key) {
+  std::string raw = std::to_string(rv) + "\n" + key, out;
+  unsigned value = 0;
+  int bits = 0;
+  for (unsigned char c : raw) {
+    value = (value << 8) | c;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += b64[(value >> bits) & 0x3f];
+    }
+  }
+  if (bits > 0) out += b64[(value << (6 - bits)) & 0x3f];
+  return out;
+}
+
+std::optional<std::pair<std::uint64_t, std::string>> decode_continue(const std::string& token) {
+  std::string raw;
+  unsigned value = 0;
+  int bits = 0;
+  for (char c : token) {
+    const char* at = std::strchr(b64, c);
+    if (!at || c == '\0') return std::nullopt;
+    value = (value << 6) | static_cast<unsigned>(at - b64);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      raw += static_cast<char>((value >> bits) & 0xff);
+    }
+  }
+  auto nl = raw.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  auto rv = parse_unsigned(raw.substr(0, nl));
+  if (!rv) return std::nullopt;
+  return std::make_pair(*rv, raw.substr(nl + 1));
+}
+
+// Built-in list items omit kind/apiVersion (§A3). Stored JSON has sorted keys, so they
+// lead the object and can be cut without a parse.
+void append_list_item(std::string& out, const StoredObject& object) {
+  const auto& type = *object.type;
+  if (type.builtin) {
+    std::string lead = "{\"apiVersion\":\"" + type.api_version() + "\",\"kind\":\"" + type.kind + "\",";
+    if (object.json.compare(0, lead.size(), lead) == 0) {
+      out += '{';
+      out.append(object.json, lead.size(), std::string::npos);
+      return;
+    }
+  }
+  out += object.json;
+}
+
+std::string base_content_type(const std::string& content_type) {
+  auto semi = content_type.find(';');
+  std::string base = content_type.substr(0, semi);
+  base.erase(std::remove(base.begin(), base.end(), ' '), base.end());
+  std::transform(base.begin(), base.end(), base.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return base;
+}
+
+ApiResult<bool> dry_run_of(const Query& q) {
+  auto it = q.find("dryRun");
+  if (it == q.end() || it->second.empty()) return false;
+  if (it->second == "All") return true;
+  return ApiError::bad_request("unsupported dryRun value \"" + it->second + "\": only All is supported");
+}
+
+// Where a request points once the group/version prefix is stripped.
+struct Target {
+  const ResourceType* type = nullptr;
+  std::string namespace_name;  // "" = cluster-scoped or all namespaces
+  std::string name;            // "" = the collection
+  std::string subresource;
+};
+
+class RequestHandler {
+ public:
+  RequestHandler(const ResourceRegistry& registry, Store& store, const HttpRequest& request, Query query)
+      : registry_(registry), store_(store), request_(request), query_(std::move(query)) {}
+
+  ApiReply dispatch(const Target& t) {
+    const auto& m = request_.method;
+    if (!t.subresource.empty() && (t.subresource != "status" || !t.type->status_subresource))
+      return error_response(ApiError::path_not_found());
+    if (t.name.empty()) {
+      if (m == "GET") return flag(query_, "watch") ? watch(t) : ApiReply(list(t));
+      if (m == "POST") {
+        if (t.type->namespaced && t.namespace_name.empty()) return error_response(ApiError::method_not_allowed());
+        return create(t);
+      }
+      if (m == "DELETE") return delete_collection(t);
+      return error_response(ApiError::method_not_allowed());
+    }
+    if (m == "GET") return get(t);
+    if (m == "PUT") return update(t);
+    if (m == "PATCH") return patch(t);
+    if (m == "DELETE" && t.subresource.empty()) return remove(t);
+    return error_response(ApiError::method_not_allowed());
+  }
+
+ private:
+  ApiResult<ObjectFilter> filter_for(const Target& t) const {
+    return ObjectFilter::parse(*t.type, t.namespace_name, param(query_, "labelSelector"), param(query_, "fieldSelector"));
+  }
+
+  HttpResponse list(const Target& t) {
+    auto filter = filter_for(t);
+    if (!filter) return error_response(filter.error());
+    auto rv_text = param(query_, "resourceVersion");
+    auto match = param(query_, "resourceVersionMatch");
+    auto token = param(query_, "continue");
+    std::size_t limit = 0;
+    if (auto l = param(query_, "limit"); !l.empty()) {
+      auto parsed = parse_unsigned(l);
+      if (!parsed) return error_response(ApiError::bad_request("invalid limit \"" + l + "\": must be a non-negative integer"));
+      limit = static_cast<std::size_t>(*parsed);
+    }
+    if (flag(query_, "sendInitialEvents"))
+      return error_response(list_options_invalid("sendInitialEvents", "Forbidden: sendInitialEvents is forbidden for list"));
+    if (!match.empty()) {
+      if (match != "NotOlderThan" && match != "Exact")
+        return error_response(list_options_invalid("resourceVersionMatch", "Unsupported value: \"" + match +
+                                                   "\": supported values: \"Exact\", \"NotOlderThan\""));
+      if (rv_text.empty())
+        return error_response(list_options_invalid("resourceVersionMatch",
+                                                   "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"));
+      if (!token.empty())
+        return error_response(list_options_invalid("resourceVersionMatch",
+                                                   "Forbidden: resourceVersionMatch is forbidden when continue is provided"));
+      if (match == "Exact" && rv_text == "0")
+        return error_response(list_options_invalid("resourceVersionMatch",
+                                                   "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+    }
+    std::optional<std::uint64_t> rv;
+    if (!rv_text.empty()) {
+      rv = parse_unsigned(rv_text);
+      if (!rv) return error_response(ApiError::bad_request("invalid resource version \"" + rv_text + "\""));
+    }
+    Store::ListQuery q;
+    q.namespace_name = t.namespace_name;
+    q.limit = limit;
+    const ObjectFilter& f = filter.value();
+    q.filter = [&f](const StoredObject& o) { return f.matches(o); };
+    if (!token.empty()) {
+      if (rv && *rv != 0)
+        return error_response(ApiError::bad_request("specifying resource version is not allowed when using continue"));
+      auto decoded = decode_continue(token);
+      if (!decoded) return error_response(ApiError::bad_request("continue key is not valid: malformed token"));
+      q.at_revision = decoded->first;
+      q.after_key = decoded->second;
+      if (q.at_revision != 0 && q.at_revision < store_.compacted_through()) {
+        ApiError expired = ApiError::expired(
+            "The provided continue parameter is too old to display a consistent list result. You can start a new "
+            "list without the continue parameter, or use the continue token in this response to retrieve the "
+            "remainder of the results. Continuing with the provided token results in an inconsistent list - objects "
+            "that were created, modified, or deleted between the time the first chunk was returned and now may "
+            "show up in the list.");
+        expired.continue_token = encode_continue(0, q.after_key);
+        return error_response(expired);
+      }
+    } else if (rv && *rv != 0) {
+      auto current = store_.revision();
+      if (*rv > current) {
+        ApiError too_large{504, "Timeout", "Too large resource version: " + rv_text + ", current: " + std::to_string(current),
+                           {}, {}, {}, {{"ResourceVersionTooLarge", "Too large resource version", ""}}, {}};
+        return error_response(too_large);
+      }
+      bool exact = match == "Exact" || (limit > 0 && match != "NotOlderThan");
+      if (exact) q.at_revision = *rv;
+    }
+    auto page = store_.list(*t.type, q);
+    if (!page) return error_response(page.error());
+    std::string body = "{\"kind\":\"" + t.type->list_kind() + "\",\"apiVersion\":\"" + t.type->api_version() +
+                       "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(page->revision) + "\"";
+    if (!page->last_key.empty()) {
+      body += ",\"continue\":\"" + encode_continue(page->revision, page->last_key) + "\"";
+      if (!f.has_selectors()) body += ",\"remainingItemCount\":" + std::to_string(page->remaining);
+    }
+    body += "},\"items\":[";
+    for (std::size_t i = 0; i < page->items.size(); ++i) {
+      if (i) body += ',';
+      append_list_item(body, *page->items[i]);
+    }
+    body += "]}";
+    return ok_json(std::move(body));
+  }
+
+  ApiReply watch(const Target& t) {
+    auto filter = filter_for(t);
+    if (!filter) return error_response(filter.error());
+    auto rv_text = param(query_, "resourceVersion");
+    auto match = param(query_, "resourceVersionMatch");
+    bool initial_events = flag(query_, "sendInitialEvents");
+    if (initial_events && match != "NotOlderThan")
+      return error_response(list_options_invalid("sendInitialEvents",
+                                                 "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+    if (!initial_events && !match.empty())
+      return error_response(list_options_invalid("resourceVersionMatch",
+                                                 "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
+    std::optional<std::uint64_t> rv;
+    if (!rv_text.empty()) {
+      rv = parse_unsigned(rv_text);
+      if (!rv) return error_response(ApiError::bad_request("invalid resource version \"" + rv_text + "\""));
+    }
+    WatchPlan plan{std::move(filter).value(), 0, {}, std::nullopt, flag(query_, "allowWatchBookmarks"), {}};
+    if (auto ts = param(query_, "timeoutSeconds"); !ts.empty()) {
+      auto seconds = parse_unsigned(ts);
+      if (!seconds) return error_response(ApiError::bad_request("invalid timeoutSeconds \"" + ts + "\""));
+      plan.timeout = std::chrono::seconds(*seconds);
+    }
+    if (plan.timeout.count() == 0) {
+      // kube-apiserver: a random time between the minimum request timeout (1800 s) and twice that
+      static thread_local std::mt19937 rng{std::random_device{}()};
+      plan.timeout = std::chrono::seconds(1800 + rng() % 1800);
+    }
+    if (!rv || *rv == 0 || initial_events) {
+      Store::ListQuery q;
+      q.namespace_name = plan.filter.namespace_name();
+      const ObjectFilter& f = plan.filter;
+      q.filter = [&f](const StoredObject& o) { return f.matches(o); };
+      auto page = store_.list(*t.type, q);
+      if (!page) return error_response(page.error());
+      for (const auto& object : page->items) plan.initial_lines.push_back(added_line(*object));
+      plan.start_after = page->revision;
+      if (initial_events && plan.bookmarks) plan.initial_lines.push_back(bookmark_line(*t.type, page->revision, true));
+      return plan;
+    }
+    plan.start_after = *rv;
+    auto compacted = store_.compacted_through();
+    if (*rv < compacted)
+      plan.final_error = error_line(ApiError::expired("too old resource version: " + rv_text + " (" +
+                                                      std::to_string(compacted + 1) + ")"));
+    return plan;
+  }
+
+  HttpResponse get(const Target& t) {
+    auto object = store_.get(*t.type, t.namespace_name, t.name);
+    if (!object) return error_response(object.error());
+    return ok_json((*object)->json);
+  }
+
+  // The body of a create or update: JSON or YAML, of this kind.
+  ApiResult<json> object_body(const Target& t) const {
+    auto ct = base_content_type(request_.content_type);
+    BodyFormat format = BodyFormat::json;
+    if (ct == "application/yaml") format = BodyFormat::yaml;
+    else if (!ct.empty() && ct != "application/json") return ApiError::unsupported_media_type(ct);
+    auto body = decode_body(request_.body, format);
+    if (!body) return body;
+    return checked_object(t, std::move(body).value());
+  }
+
+  ApiResult<json> checked_object(const Target& t, json body) const {
+    if (!body.is_object()) return ApiError::bad_request("the request body must be a JSON object, not " + std::string(body.type_name()));
+    if (auto kind = body.find("kind"); kind != body.end() && !(kind->is_string() && (*kind == t.type->kind || *kind == "")))
+      return ApiError::bad_request("the kind in the body (" + kind->dump() + ") does not match the resource's kind (" +
+                                   t.type->kind + ")");
+    if (auto av = body.find("apiVersion"); av != body.end() && !(av->is_string() && (*av == t.type->api_version() || *av == "")))
+      return ApiError::bad_request("the API version in the data (" + av->dump() +
+                                   ") does not match the expected API version (" + t.type->api_version() + ")");
+    if (body.contains("metadata") && !body["metadata"].is_object())
+      return ApiError::bad_request("metadata must be an object");
+    if (t.type->namespaced && body.contains("metadata")) {
+      const auto& ns = body["metadata"].value("namespace", json());
+      if (!ns.is_null() && !(ns.is_string() && (ns == "" || ns == t.namespace_name)))
+        return ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request");
+    }
+    if (!t.name.empty() && body.contains("metadata")) {
+      const auto& name = body["metadata"].value("name", json());
+      if (!name.is_null() && !(name.is_string() && (name == "" || name == t.name)))
+        return ApiError::bad_request("the name of the object (" + name.dump() + ") does not match the name on the URL (" +
+                                     t.name + ")");
+    }
+    return body;
+  }
+
+  HttpResponse create(const Target& t) {
+    auto dry = dry_run_of(query_);
+    if (!dry) return error_response(dry.error());
+    auto body = object_body(t);
+    if (!body) return error_response(body.error());
+    if (!body->contains("metadata")) (*body)["metadata"] = json::object();
+    auto created = store_.create(*t.type, t.namespace_name, std::move(body).value(), dry.value());
+    if (!created) return error_response(created.error());
+    return ok_json(created->object->json, 201);
+  }
+
+  // Status subresource rules (§A6.2): the main resource keeps the stored status; /status changes only status.
+  void keep_status_rules(const Target& t, const json& current, json& result) const {
+    if (!t.type->status_subresource) return;
+    if (t.subresource.empty()) {
+      if (current.contains("status")) result["status"] = current["status"]; else result.erase("status");
+    } else {
+      json only_status = current;
+      if (result.contains("status")) only_status["status"] = result["status"]; else only_status.erase("status");
+      if (result.contains("metadata") && result["metadata"].is_object() && result["metadata"].contains("resourceVersion"))
+        only_status["metadata"]["resourceVersion"] = result["metadata"]["resourceVersion"];
+      result = std::move(only_status);
+    }
+  }
+
+  HttpResponse update(const Target& t) {
+    auto dry = dry_run_of(query_);
+    if (!dry) return error_response(dry.error());
+    auto body = object_body(t);
+    if (!body) return error_response(body.error());
+    json replacement = std::move(body).value();
+    auto written = store_.write(
+        *t.type, t.namespace_name, t.name,
+        [&](const json* current) -> ApiResult<json> {
+          json result = replacement;
+          if (!result.contains("metadata")) result["metadata"] = json::object();
+          keep_status_rules(t, *current, result);
+          return result;
+        },
+        false, dry.value());
+    if (!written) return error_response(written.error());
+    return ok_json(written->object->json);
+  }
+
+  HttpResponse patch(const Target& t) {
+    auto dry = dry_run_of(query_);
+    if (!dry) return error_response(dry.error());
+    auto ct = base_content_type(request_.content_type);
+    enum class Kind { merge, strategic, json_patch, apply } kind;
+    if (ct == "application/merge-patch+json") kind = Kind::merge;
+    else if (ct == "application/strategic-merge-patch+json") kind = Kind::strategic;
+    else if (ct == "application/json-patch+json") kind = Kind::json_patch;
+    else if (ct == "application/apply-patch+yaml") kind = Kind::apply;
+    else return error_response(ApiError{415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                                        "accepted media types include: application/json-patch+json, "
+                                        "application/merge-patch+json, application/apply-patch+yaml" +
+                                        std::string(t.type->builtin ? ", application/strategic-merge-patch+json" : ""),
+                                        {}, {}, {}, {}, {}});
+    if (kind == Kind::strategic && !t.type->builtin)
+      return error_response(ApiError{415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+                                     "strategic merge patch is not supported for custom resources; use "
+                                     "application/merge-patch+json", {}, {}, {}, {}, {}});
+    if (kind == Kind::apply && param(query_, "fieldManager").empty())
+      return error_response(ApiError::invalid("meta.k8s.io", "PatchOptions", "",
+                                              {{"FieldValueRequired", "Required value: is required for apply patch", "fieldManager"}}));
+    auto document = decode_body(request_.body, kind == Kind::apply ? BodyFormat::yaml : BodyFormat::json);
+    if (!document) return error_response(document.error());
+    json patch_document = std::move(document).value();
+    if (kind == Kind::apply) {
+      auto checked = checked_object(t, std::move(patch_document));
+      if (!checked) return error_response(checked.error());
+      patch_document = std::move(checked).value();
+    }
+    auto written = store_.write(
+        *t.type, t.namespace_name, t.name,
+        [&](const json* current) -> ApiResult<json> {
+          if (!current) {  // apply to an absent object creates it
+            json fresh = patch_document;
+            if (!fresh.contains("metadata")) fresh["metadata"] = json::object();
+            fresh["metadata"]["name"] = t.name;
+            return fresh;
+          }
+          json result = *current;
+          std::optional<ApiError> failed;
+          switch (kind) {
+            case Kind::merge: failed = apply_merge_patch(result, patch_document); break;
+            case Kind::strategic: failed = apply_strategic_merge_patch(result, patch_document); break;
+            case Kind::json_patch: failed = apply_json_patch(result, patch_document); break;
+            case Kind::apply:
+              failed = t.type->builtin ? apply_strategic_merge_patch(result, patch_document)
+                                       : apply_merge_patch(result, patch_document);
+              break;
+          }
+          if (failed) return *failed;
+          if (!result.is_object() || !result.contains("metadata") || !result["metadata"].is_object())
+            return ApiError::bad_request("the patch removes the object's metadata");
+          keep_status_rules(t, *current, result);
+          return result;
+        },
+        kind == Kind::apply && t.subresource.empty(), dry.value());
+    if (!written) return error_response(written.error());
+    return ok_json(written->object->json, written->created ? 201 : 200);
+  }
+
+  std::string success_status(const StoredObject& object) const {
+    json status = {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()}, {"status", "Success"},
+                   {"details", {{"name", object.name}, {"group", object.type->group}, {"kind", object.type->plural},
+                                {"uid", object.uid}}}};
+    return status.dump();
+  }
+
+  HttpResponse remove(const Target& t) {
+    auto dry = dry_run_of(query_);
+    if (!dry) return error_response(dry.error());
+    Store::Preconditions preconditions;
+    bool dry_run = dry.value();
+    if (!request_.body.empty()) {
+      auto options = decode_body(request_.body, BodyFormat::json);
+      if (!options) return error_response(options.error());
+      if (!options->is_object()) return error_response(ApiError::bad_request("DeleteOptions must be a JSON object"));
+      if (auto pre = options->find("preconditions"); pre != options->end() && pre->is_object()) {
+        preconditions.uid = pre->value("uid", "");
+        preconditions.resource_version = pre->value("resourceVersion", "");
+      }
+      if (auto d = options->find("dryRun"); d != options->end() && d->is_array())
+        dry_run = dry_run || std::find(d->begin(), d->end(), "All") != d->end();
+    }
+    auto removed = store_.remove(*t.type, t.namespace_name, t.name, preconditions, dry_run);
+    if (!removed) return error_response(removed.error());
+    if (t.type->delete_returns_object) return ok_json((*removed)->json);
+    return ok_json(success_status(**removed));
+  }
+
+  HttpResponse delete_collection(const Target& t) {
+    auto dry = dry_run_of(query_);
+    if (!dry) return error_response(dry.error());
+    auto filter = filter_for(t);
+    if (!filter) return error_response(filter.error());
+    Store::ListQuery q;
+    q.namespace_name = t.namespace_name;
+    const ObjectFilter& f = filter.value();
+    q.filter = [&f](const StoredObject& o) { return f.matches(o); };
+    auto page = store_.list(*t.type, q);
+    if (!page) return error_response(page.error());
+    std::string body = "{\"kind\":\"" + t.type->list_kind() + "\",\"apiVersion\":\"" + t.type->api_version() +
+                       "\",\"metadata\":{},\"items\":[";
+    bool first = true;
+    for (const auto& object : page->items) {
+      auto removed = store_.remove(*t.type, object->namespace_name, object->name, {}, dry.value());
+      if (!removed) continue;  // deleted concurrently
+      if (!first) body += ',';
+      first = false;
+      append_list_item(body, **removed);
+    }
+    body += "]}";
+    return ok_json(std::move(body));
+  }
+
+  const ResourceRegistry& registry_;
+  Store& store_;
+  const HttpRequest& request_;
+  Query query_;
+};
+
+}  // namespace
+
+HttpResponse error_response(const ApiError& error) { return HttpResponse{error.code, "application/json", error.to_status_json()}; }
+
+ApiReply Api::handle(const HttpRequest& request, const std::string& server_address) const {
+  try {
+    return route(request, server_address);
+  } catch (const std::exception& e) {
+    return error_response(ApiError::internal(std::string("internal error while serving the request: ") + e.what()));
+  }
+}
+
+ApiReply Api::route(const HttpRequest& request, const std::string& server_address) const {
+  auto question = request.target.find('?');
+  std::string_view path(request.target.data(), question == std::string::npos ? request.target.size() : question);
+  Query query = question == std::string::npos ? Query{} : parse_query(std::string_view(request.target).substr(question + 1));
+  auto parts = split_path(path);
+  bool is_get = request.method == "GET";
+  auto discovery = [&](std::optional<std::string> body) -> ApiReply {
+    if (!body) return error_response(ApiError::path_not_found());
+    if (!is_get) return error_response(ApiError::method_not_allowed());
+    return ok_json(std::move(*body));
+  };
+  if (parts.empty()) return discovery(std::nullopt);
+  const auto& root = parts[0];
+  if (parts.size() == 1 && (root == "healthz" || root == "livez" || root == "readyz"))
+    return HttpResponse{200, "text/plain; charset=utf-8", "ok"};
+  if (root == "version" && parts.size() == 1) return discovery(version_json());
+  if (root == "openapi") {
+    if (parts.size() == 2 && parts[1] == "v3") return discovery(openapi_root_json(registry_));
+    if (parts.size() == 4 && parts[1] == "v3" && parts[2] == "api")
+      return discovery(openapi_group_version_json(registry_, "", parts[3]));
+    if (parts.size() == 5 && parts[1] == "v3" && parts[2] == "apis")
+      return discovery(openapi_group_version_json(registry_, parts[3], parts[4]));
+    return discovery(std::nullopt);
+  }
+  if (root != "api" && root != "apis") return discovery(std::nullopt);
+  bool core = root == "api";
+  std::string aggregated_version;
+  if (parts.size() == 1) {
+    if (!is_get) return error_response(ApiError::method_not_allowed());
+    if (wants_aggregated_discovery(request.accept, aggregated_version))
+      return HttpResponse{200, aggregated_content_type(aggregated_version),
+                          aggregated_discovery_json(registry_, core, aggregated_version)};
+    return ok_json(core ? api_versions_json(server_address) : api_group_list_json(registry_));
+  }
+  std::string group = core ? "" : parts[1];
+  if (!core && parts.size() == 2) return discovery(api_group_json(registry_, group));
+  std::size_t prefix = core ? 2 : 3;
+  std::string version = parts[prefix - 1];
+  if (parts.size() == prefix) return discovery(api_resource_list_json(registry_, group, version));
+
+  std::vector<std::string> rest(parts.begin() + static_cast<std::ptrdiff_t>(prefix), parts.end());
+  Target t;
+  auto find = [&](const std::string& plural) { return registry_.find(group, version, plural); };
+  // /namespaces/{ns}/{resource}[/{name}[/{sub}]] unless {resource} is not served, in which
+  // case it is the namespace's own subresource (/namespaces/{name}/status).
+  if (rest.size() >= 3 && rest[0] == "namespaces" && find(rest[2]) && find(rest[2])->namespaced) {
+    if (rest.size() > 5) return discovery(std::nullopt);
+    t.type = find(rest[2]);
+    t.namespace_name = rest[1];
+    if (rest.size() >= 4) t.name = rest[3];
+    if (rest.size() == 5) t.subresource = rest[4];
+  } else {
+    if (rest.size() > 3) return discovery(std::nullopt);
+    t.type = find(rest[0]);
+    if (!t.type) return discovery(std::nullopt);
+    if (rest.size() >= 2) {
+      if (t.type->namespaced) return discovery(std::nullopt);  // a namespaced item needs its namespace
+      t.name = rest[1];
+    }
+    if (rest.size() == 3) t.subresource = rest[2];
+  }
+  RequestHandler handler(registry_, store_, request, std::move(query));
+  return handler.dispatch(t);
+}
+
+}  // namespace kinformer::apiserver

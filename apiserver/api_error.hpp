@@ -1,0 +1,80 @@
+// apiserver/api_error.hpp
+//
+// ApiError and ApiResult<T>: how the API server's layers report a failed request
+// as the Kubernetes Status object the client will see (kube-api-protocol.md §A7).
+//
+// Contract
+//   * An ApiError carries the HTTP code, the Status `reason`, a human message and
+//     the optional details (name, group, kind); to_status_json() renders exactly
+//     the Status body kubectl and client-go classify by reason/code.
+//   * The named constructors produce the messages kube-apiserver uses, so
+//     `kubectl` prints familiar lines ("pods \"x\" not found").
+// Threading: plain values. Errors: none; never throws (beyond std::bad_alloc).
+#pragma once
+
+#include <cassert>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace kinformer::apiserver {
+
+struct ApiError {
+  struct Cause {
+    std::string type;     // "FieldValueRequired", "ResourceVersionTooLarge", ...
+    std::string message;
+    std::string field;
+  };
+
+  int code = 500;
+  std::string reason;   // "NotFound", "AlreadyExists", "Conflict", ... ("" for none)
+  std::string message;
+  std::string name;     // details.name
+  std::string group;    // details.group
+  std::string kind;     // details.kind (the resource plural for most errors)
+  std::vector<Cause> causes;
+  std::string continue_token;  // metadata.continue of a 410 for an expired continue
+
+  /// The Status object, serialized: {"kind":"Status","apiVersion":"v1",...}.
+  std::string to_status_json() const;
+
+  static ApiError bad_request(std::string message);
+  static ApiError not_found(const std::string& group, const std::string& plural, const std::string& name);
+  static ApiError path_not_found();  // unknown URL: "the server could not find the requested resource"
+  static ApiError already_exists(const std::string& group, const std::string& plural, const std::string& name);
+  static ApiError conflict(const std::string& group, const std::string& plural, const std::string& name,
+                           const std::string& why);
+  static ApiError invalid(const std::string& group, const std::string& kind, const std::string& name,
+                          std::vector<Cause> causes);
+  static ApiError method_not_allowed();
+  static ApiError unsupported_media_type(const std::string& content_type);
+  static ApiError too_large(std::size_t limit);
+  static ApiError expired(std::string message);
+  static ApiError unauthorized();
+  static ApiError internal(std::string message);
+};
+
+/// A T or an ApiError. Check `if (!r)` before `r.value()`.
+template <class T>
+class [[nodiscard]] ApiResult {
+ public:
+  ApiResult(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
+  ApiResult(ApiError error) : state_(std::move(error)) {}  // NOLINT
+
+  explicit operator bool() const noexcept { return state_.index() == 0; }
+  T& value() & { assert(*this); return std::get<0>(state_); }
+  const T& value() const& { assert(*this); return std::get<0>(state_); }
+  T&& value() && { assert(*this); return std::get<0>(std::move(state_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  const ApiError& error() const& { assert(!*this); return std::get<1>(state_); }
+  ApiError&& error() && { assert(!*this); return std::get<1>(std::move(state_)); }
+
+ private:
+  std::variant<T, ApiError> state_;
+};
+
+}  // namespace kinformer::apiserver

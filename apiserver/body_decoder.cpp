@@ -1,0 +1,73 @@
+#include "apiserver/body_decoder.hpp"
+
+#include <cstdlib>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
+
+namespace kinformer::apiserver {
+
+using nlohmann::json;
+
+namespace {
+
+json plain_scalar(const std::string& text) {
+  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
+  if (text == "true" || text == "True" || text == "TRUE") return true;
+  if (text == "false" || text == "False" || text == "FALSE") return false;
+  char* end = nullptr;
+  errno = 0;
+  long long integer = std::strtoll(text.c_str(), &end, 10);
+  if (end && *end == '\0' && errno == 0 && text.find_first_not_of("+-0123456789") == std::string::npos) return integer;
+  if (text.find_first_not_of("+-0123456789.eE") == std::string::npos && text.find_first_of("0123456789") != std::string::npos) {
+    double real = std::strtod(text.c_str(), &end);
+    if (end && *end == '\0') return real;
+  }
+  return text;
+}
+
+json from_yaml(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return nullptr;
+    case YAML::NodeType::Scalar:
+      // "!" marks a quoted scalar: always a string
+      return node.Tag() == "!" ? json(node.Scalar()) : plain_scalar(node.Scalar());
+    case YAML::NodeType::Sequence: {
+      json out = json::array();
+      for (const auto& item : node) out.push_back(from_yaml(item));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      json out = json::object();
+      for (const auto& entry : node) out[entry.first.as<std::string>()] = from_yaml(entry.second);
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ApiResult<json> decode_body(std::string_view body, BodyFormat format) {
+  if (format == BodyFormat::json) {
+    try {
+      return json::parse(body.begin(), body.end());
+    } catch (const json::parse_error& e) {
+      return ApiError::bad_request(std::string("the request body is not valid JSON: ") + e.what());
+    }
+  }
+  try {
+    auto documents = YAML::LoadAll(std::string(body));
+    if (documents.size() != 1)
+      return ApiError::bad_request("the request body must hold exactly one YAML document (found " +
+                                   std::to_string(documents.size()) + ")");
+    return from_yaml(documents.front());
+  } catch (const YAML::Exception& e) {
+    return ApiError::bad_request(std::string("the request body is not valid YAML: ") + e.what());
+  }
+}
+
+}  // namespace kinformer::apiserver

@@ -1,0 +1,25 @@
+// apiserver/body_decoder.hpp
+//
+// decode_body(): turns a request body (JSON, or YAML for application/yaml and
+// application/apply-patch+yaml) into a JSON document (kube-api-protocol.md §A6).
+//
+// Contract
+//   * JSON is parsed strictly; YAML must be one document. YAML scalars keep their
+//     YAML 1.2 core types (plain true/false/null/numbers; quoted text is a string).
+//   * Malformed input is 400 BadRequest whose message says what and where.
+// Threading: pure functions. Errors: ApiError values; never throws.
+#pragma once
+
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "apiserver/api_error.hpp"
+
+namespace kinformer::apiserver {
+
+enum class BodyFormat { json, yaml };
+
+ApiResult<nlohmann::json> decode_body(std::string_view body, BodyFormat format);
+
+}  // namespace kinformer::apiserver

@@ -1,0 +1,177 @@
+#include "apiserver/discovery.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+namespace kinformer::apiserver {
+
+using nlohmann::json;
+
+namespace {
+
+const json main_verbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+const json status_verbs = {"get", "patch", "update"};
+
+std::vector<std::string> versions_of(const ResourceRegistry& registry, std::string_view group) {
+  std::vector<std::string> out;
+  for (const auto& t : registry.all())
+    if (t.group == group && std::find(out.begin(), out.end(), t.version) == out.end()) out.push_back(t.version);
+  return out;
+}
+
+json group_json(const ResourceRegistry& registry, const std::string& group) {
+  json versions = json::array();
+  for (const auto& v : versions_of(registry, group)) versions.push_back({{"groupVersion", group + "/" + v}, {"version", v}});
+  return {{"name", group}, {"versions", versions}, {"preferredVersion", versions.front()}};
+}
+
+// A short content hash, so kubectl's OpenAPI cache notices a changed resource set.
+std::string openapi_hash(const ResourceRegistry& registry, std::string_view group, std::string_view version) {
+  std::string all;
+  for (const auto& t : registry.all())
+    if (t.group == group && t.version == version) all += t.kind + "/" + t.plural + ";";
+  char out[17];
+  std::snprintf(out, sizeof out, "%016zX", std::hash<std::string>{}(all));
+  return out;
+}
+
+}  // namespace
+
+std::string version_json() {
+  return json{{"major", "1"},
+              {"minor", "32"},
+              {"gitVersion", "v1.32.0-kinformer"},
+              {"gitCommit", "0000000000000000000000000000000000000000"},
+              {"gitTreeState", "clean"},
+              {"buildDate", "2026-01-01T00:00:00Z"},
+              {"goVersion", "go1.23.0"},
+              {"compiler", "gc"},
+              {"platform", "linux/amd64"}}
+      .dump();
+}
+
+bool wants_aggregated_discovery(std::string_view accept, std::string& version) {
+  for (const char* v : {"v2", "v2beta1"}) {
+    auto marker = std::string("g=apidiscovery.k8s.io;v=") + v + ";as=APIGroupDiscoveryList";
+    if (accept.find(marker) != std::string_view::npos) {
+      version = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string aggregated_content_type(const std::string& version) {
+  return "application/json;g=apidiscovery.k8s.io;v=" + version + ";as=APIGroupDiscoveryList";
+}
+
+std::string aggregated_discovery_json(const ResourceRegistry& registry, bool core, const std::string& version) {
+  json items = json::array();
+  std::vector<std::string> groups = core ? std::vector<std::string>{""} : registry.groups();
+  for (const auto& group : groups) {
+    json versions = json::array();
+    for (const auto& v : versions_of(registry, group)) {
+      json resources = json::array();
+      for (const auto& t : registry.all()) {
+        if (t.group != group || t.version != v) continue;
+        json kind = {{"group", t.group}, {"version", t.version}, {"kind", t.kind}};
+        json resource = {{"resource", t.plural},
+                         {"responseKind", kind},
+                         {"scope", t.namespaced ? "Namespaced" : "Cluster"},
+                         {"singularResource", t.singular},
+                         {"verbs", main_verbs}};
+        if (!t.short_names.empty()) resource["shortNames"] = t.short_names;
+        if (t.status_subresource)
+          resource["subresources"] = json::array(
+              {{{"subresource", "status"}, {"responseKind", kind}, {"verbs", status_verbs}}});
+        resources.push_back(std::move(resource));
+      }
+      versions.push_back({{"version", v}, {"freshness", "Current"}, {"resources", resources}});
+    }
+    items.push_back({{"metadata", {{"name", group}}}, {"versions", versions}});
+  }
+  return json{{"kind", "APIGroupDiscoveryList"},
+              {"apiVersion", "apidiscovery.k8s.io/" + version},
+              {"metadata", json::object()},
+              {"items", items}}
+      .dump();
+}
+
+std::string api_versions_json(const std::string& server_address) {
+  return json{{"kind", "APIVersions"},
+              {"versions", {"v1"}},
+              {"serverAddressByClientCIDRs", {{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", server_address}}}}}
+      .dump();
+}
+
+std::string api_group_list_json(const ResourceRegistry& registry) {
+  json groups = json::array();
+  for (const auto& g : registry.groups()) groups.push_back(group_json(registry, g));
+  return json{{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", groups}}.dump();
+}
+
+std::optional<std::string> api_group_json(const ResourceRegistry& registry, std::string_view group) {
+  if (group.empty() || versions_of(registry, group).empty()) return std::nullopt;
+  json out = group_json(registry, std::string(group));
+  out["kind"] = "APIGroup";
+  out["apiVersion"] = "v1";
+  return out.dump();
+}
+
+std::optional<std::string> api_resource_list_json(const ResourceRegistry& registry, std::string_view group,
+                                                   std::string_view version) {
+  json resources = json::array();
+  for (const auto& t : registry.all()) {
+    if (t.group != group || t.version != version) continue;
+    json resource = {{"name", t.plural},         {"singularName", t.singular}, {"namespaced", t.namespaced},
+                     {"kind", t.kind},           {"verbs", main_verbs}};
+    if (!t.short_names.empty()) resource["shortNames"] = t.short_names;
+    resources.push_back(std::move(resource));
+    if (t.status_subresource)
+      resources.push_back({{"name", t.plural + "/status"}, {"singularName", ""}, {"namespaced", t.namespaced},
+                           {"kind", t.kind}, {"verbs", status_verbs}});
+  }
+  if (resources.empty()) return std::nullopt;
+  std::string group_version = group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
+  return json{{"kind", "APIResourceList"}, {"apiVersion", "v1"}, {"groupVersion", group_version}, {"resources", resources}}
+      .dump();
+}
+
+std::string openapi_root_json(const ResourceRegistry& registry) {
+  json paths = json::object();
+  for (const auto& t : registry.all()) {
+    auto path = t.group.empty() ? "api/" + t.version : "apis/" + t.group + "/" + t.version;
+    if (!paths.contains(path))
+      paths[path] = {{"serverRelativeURL", "/openapi/v3/" + path + "?hash=" + openapi_hash(registry, t.group, t.version)}};
+  }
+  return json{{"paths", paths}}.dump();
+}
+
+std::optional<std::string> openapi_group_version_json(const ResourceRegistry& registry, std::string_view group,
+                                                      std::string_view version) {
+  json paths = json::object();
+  for (const auto& t : registry.all()) {
+    if (t.group != group || t.version != version) continue;
+    auto prefix = t.group.empty() ? "/api/" + t.version : "/apis/" + t.group + "/" + t.version;
+    auto item = t.namespaced ? prefix + "/namespaces/{namespace}/" + t.plural + "/{name}" : prefix + "/" + t.plural + "/{name}";
+    json operation = {
+        {"x-kubernetes-group-version-kind", {{"group", t.group}, {"version", t.version}, {"kind", t.kind}}},
+        {"parameters",
+         {{{"name", "fieldValidation"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
+          {{"name", "fieldManager"}, {"in", "query"}, {"schema", {{"type", "string"}}}},
+          {{"name", "dryRun"}, {"in", "query"}, {"schema", {{"type", "string"}}}}}},
+        {"responses", {{"200", {{"description", "OK"}}}}}};
+    paths[item] = {{"patch", operation}};
+  }
+  if (paths.empty()) return std::nullopt;
+  return json{{"openapi", "3.0.0"},
+              {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
+              {"paths", paths},
+              {"components", {{"schemas", json::object()}}}}
+      .dump();
+}
+
+}  // namespace kinformer::apiserver

@@ -1,0 +1,146 @@
+#include "apiserver/patch.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kinformer::apiserver {
+
+using nlohmann::json;
+
+namespace {
+
+// The patchMergeKey of the list fields kubectl edits in built-in kinds (from the
+// Kubernetes API types' struct tags). Any other list is replaced wholesale.
+const char* merge_key_for(const std::string& field, const json& element) {
+  if (field == "containers" || field == "initContainers" || field == "ephemeralContainers" || field == "volumes" ||
+      field == "env" || field == "imagePullSecrets" || field == "resourceClaims")
+    return "name";
+  if (field == "volumeMounts" || field == "volumeDevices") return "mountPath";
+  if (field == "ports") return element.contains("containerPort") ? "containerPort" : "port";
+  if (field == "conditions") return "type";
+  if (field == "ownerReferences") return "uid";
+  if (field == "hostAliases") return "ip";
+  if (field == "topologySpreadConstraints") return "topologyKey";
+  return nullptr;
+}
+
+std::optional<ApiError> strategic_merge(json& target, const json& patch);
+
+std::optional<ApiError> merge_list(json& target, const std::string& field, const json& patch) {
+  if (!target.is_array()) target = json::array();
+  bool replace = false;
+  for (const auto& element : patch)
+    if (element.is_object() && element.value("$patch", "") == "replace") replace = true;
+  if (replace) {
+    json out = json::array();
+    for (const auto& element : patch)
+      if (!(element.is_object() && element.contains("$patch"))) out.push_back(element);
+    target = std::move(out);
+    return std::nullopt;
+  }
+  const char* key = patch.empty() || !patch.front().is_object() ? nullptr : merge_key_for(field, patch.front());
+  if (!key) {
+    if (field == "finalizers") {  // patchStrategy=merge on a list of strings: union
+      for (const auto& value : patch)
+        if (std::find(target.begin(), target.end(), value) == target.end()) target.push_back(value);
+      return std::nullopt;
+    }
+    target = patch;
+    return std::nullopt;
+  }
+  for (const auto& element : patch) {
+    if (!element.is_object() || !element.contains(key))
+      return ApiError::bad_request("strategic merge patch: an element of " + field + " lacks its merge key \"" +
+                                   key + "\"");
+    const auto& id = element[key];
+    auto match = std::find_if(target.begin(), target.end(),
+                              [&](const json& t) { return t.is_object() && t.contains(key) && t[key] == id; });
+    if (element.value("$patch", "") == "delete") {
+      if (match != target.end()) target.erase(match);
+      continue;
+    }
+    if (match == target.end()) {
+      json fresh = json::object();
+      if (auto error = strategic_merge(fresh, element)) return error;
+      target.push_back(std::move(fresh));
+    } else if (auto error = strategic_merge(*match, element)) {
+      return error;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> strategic_merge(json& target, const json& patch) {
+  if (!patch.is_object()) {
+    target = patch;
+    return std::nullopt;
+  }
+  if (auto directive = patch.find("$patch"); directive != patch.end()) {
+    if (*directive == "replace") {
+      target = patch;
+      target.erase("$patch");
+      return std::nullopt;
+    }
+    if (*directive == "delete") {
+      target = json::object();
+      return std::nullopt;
+    }
+    return ApiError::bad_request("strategic merge patch: unknown $patch directive " + directive->dump());
+  }
+  if (!target.is_object()) target = json::object();
+  for (auto it = patch.begin(); it != patch.end(); ++it) {
+    const auto& field = it.key();
+    const auto& value = it.value();
+    static const std::string set_order = "$setElementOrder/", delete_from = "$deleteFromPrimitiveList/";
+    if (field == "$retainKeys" || field.compare(0, set_order.size(), set_order) == 0) continue;
+    if (field.compare(0, delete_from.size(), delete_from) == 0) {
+      auto list = target.find(field.substr(delete_from.size()));
+      if (list != target.end() && list->is_array() && value.is_array())
+        for (const auto& doomed : value) list->erase(std::remove(list->begin(), list->end(), doomed), list->end());
+      continue;
+    }
+    if (value.is_null()) {
+      target.erase(field);
+    } else if (value.is_object()) {
+      if (auto error = strategic_merge(target[field], value)) return error;
+      if (value.value("$patch", "") == "delete") target.erase(field);
+    } else if (value.is_array()) {
+      if (auto error = merge_list(target[field], field, value)) return error;
+    } else {
+      target[field] = value;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> apply_merge_patch(json& target, const json& patch) {
+  if (!patch.is_object()) return ApiError::bad_request("a merge patch must be a JSON object");
+  target.merge_patch(patch);
+  return std::nullopt;
+}
+
+std::optional<ApiError> apply_strategic_merge_patch(json& target, const json& patch) {
+  if (!patch.is_object()) return ApiError::bad_request("a strategic merge patch must be a JSON object");
+  return strategic_merge(target, patch);
+}
+
+std::optional<ApiError> apply_json_patch(json& target, const json& operations) {
+  if (!operations.is_array()) return ApiError::bad_request("a JSON patch must be an array of operations");
+  for (const auto& op : operations)
+    if (!op.is_object() || !op.contains("op") || !op["op"].is_string() || !op.contains("path") ||
+        !op["path"].is_string())
+      return ApiError::bad_request("a JSON patch operation needs string fields \"op\" and \"path\": " + op.dump());
+  try {
+    target = target.patch(operations);
+    return std::nullopt;
+  } catch (const json::exception& e) {
+    ApiError error{422, "Invalid", std::string("the JSON patch does not apply: ") + e.what(), {}, {}, {}, {}, {}};
+    return error;
+  }
+}
+
+}  // namespace kinformer::apiserver

@@ -1,0 +1,496 @@
+// The only translation unit with Beast/Asio (deps-notes §7).
+#include "apiserver/server.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include <unistd.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "apiserver/api.hpp"
+
+namespace kinformer::apiserver {
+
+namespace net = boost::asio;
+namespace ssl = net::ssl;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr std::size_t max_events_per_batch = 512;
+constexpr std::size_t max_batch_bytes = 1 << 20;
+constexpr auto request_idle_timeout = std::chrono::minutes(5);
+
+struct Counters {
+  std::atomic<std::uint64_t> requests{0};
+  std::atomic<std::uint64_t> watches_started{0};
+  std::atomic<std::uint64_t> watches_active{0};
+  std::atomic<std::uint64_t> slow_watchers_closed{0};
+};
+
+// What every session shares: set up by Server::start(), read-only while serving.
+struct Shared {
+  const ServerOptions* options;
+  Api* api;
+  Store* store;
+  Counters* counters;
+  std::string address;  // "127.0.0.1:PORT", for /api
+};
+
+class SessionBase {
+ public:
+  virtual ~SessionBase() = default;
+  /// Closes the connection from its own strand; safe from any thread.
+  virtual void close() = 0;
+};
+
+class SessionRegistry {
+ public:
+  void add(SessionBase* s, std::weak_ptr<SessionBase> w) {
+    std::lock_guard lock(mu_);
+    live_[s] = std::move(w);
+  }
+  void remove(SessionBase* s) {
+    std::lock_guard lock(mu_);
+    live_.erase(s);
+  }
+  void close_all() {
+    std::vector<std::shared_ptr<SessionBase>> all;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& [ptr, weak] : live_)
+        if (auto s = weak.lock()) all.push_back(std::move(s));
+    }
+    for (auto& s : all) s->close();
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> live_;  // guarded by mu_
+};
+
+std::string chunk_header(std::size_t size) {
+  char out[24];
+  std::snprintf(out, sizeof out, "%zx\r\n", size);
+  return out;
+}
+
+// One connection. Stream is beast::tcp_stream or beast::ssl_stream<beast::tcp_stream>.
+// All handlers run on the connection's strand (the stream's executor).
+template <class Stream>
+class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  Session(Stream stream, const Shared& shared, SessionRegistry& registry, std::string peer)
+      : stream_(std::move(stream)),
+        shared_(shared),
+        registry_(registry),
+        peer_(std::move(peer)),
+        watch_timeout_(stream_.get_executor()),
+        bookmark_timer_(stream_.get_executor()),
+        write_timer_(stream_.get_executor()) {}
+
+  ~Session() override {
+    registry_.remove(this);
+    if (watching_) shared_.counters->watches_active--;
+  }
+
+  void run() {
+    registry_.add(this, this->shared_from_this());
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      read_request();
+    } else {
+      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
+      stream_.async_handshake(ssl::stream_base::server,
+                              [self = this->shared_from_this()](beast::error_code ec) {
+                                if (ec) return self->shutdown();
+                                self->read_request();
+                              });
+    }
+  }
+
+  void close() override {
+    net::post(stream_.get_executor(), [self = this->shared_from_this()] { self->shutdown(); });
+  }
+
+ private:
+  void shutdown() {
+    if (closed_) return;
+    closed_ = true;
+    if (wait_ticket_) shared_.store->cancel_wait(wait_ticket_);
+    wait_ticket_ = 0;
+    watch_timeout_.cancel();
+    bookmark_timer_.cancel();
+    write_timer_.cancel();
+    beast::error_code ignored;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    beast::get_lowest_layer(stream_).close();
+  }
+
+  void read_request() {
+    if (closed_) return;
+    parser_.emplace();
+    parser_->body_limit(shared_.options->max_body_bytes);
+    parser_->header_limit(64 * 1024);
+    beast::get_lowest_layer(stream_).expires_after(request_idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
+  }
+
+  void on_request(beast::error_code ec) {
+    if (closed_) return;
+    if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::operation_aborted ||
+        ec == beast::error::timeout || ec == net::error::connection_reset)
+      return shutdown();
+    if (ec == http::error::body_limit)
+      return send_error_and_close(ApiError::too_large(shared_.options->max_body_bytes));
+    if (ec) return send_error_and_close(ApiError::bad_request("malformed HTTP request: " + ec.message()));
+    shared_.counters->requests++;
+    auto& message = parser_->get();
+    HttpRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    request.content_type = std::string(message[http::field::content_type]);
+    request.accept = std::string(message[http::field::accept]);
+    request.body = std::move(message.body());
+    keep_alive_ = message.keep_alive();
+    if (shared_.options->log_requests)
+      std::fprintf(stderr, "apiserver: %s %s %s\n", peer_.c_str(), request.method.c_str(), request.target.c_str());
+    if (!shared_.options->token.empty() &&
+        message[http::field::authorization] != "Bearer " + shared_.options->token)
+      return send_response(error_response(ApiError::unauthorized()));
+    auto reply = shared_.api->handle(request, shared_.address);
+    if (auto* response = std::get_if<HttpResponse>(&reply)) return send_response(std::move(*response));
+    start_watch(std::move(std::get<WatchPlan>(reply)));
+  }
+
+  void send_error_and_close(const ApiError& error) {
+    keep_alive_ = false;
+    send_response(error_response(error));
+  }
+
+  void send_response(HttpResponse response) {
+    auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
+    res->set(http::field::content_type, response.content_type);
+    res->set(http::field::cache_control, "no-cache, private");
+    res->keep_alive(keep_alive_);
+    res->body() = std::move(response.body);
+    res->prepare_payload();
+    http::async_write(stream_, *res, [self = this->shared_from_this(), res](beast::error_code ec, std::size_t) {
+      if (ec || !self->keep_alive_) return self->shutdown();
+      self->read_request();
+    });
+  }
+
+  // ---- watch streaming ----
+
+  void start_watch(WatchPlan plan) {
+    plan_.emplace(std::move(plan));
+    watching_ = true;
+    shared_.counters->watches_started++;
+    shared_.counters->watches_active++;
+    position_ = plan_->start_after;
+    beast::get_lowest_layer(stream_).expires_never();  // write stalls are timed by write_timer_
+    pending_.push_back(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: no-cache, private\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n");
+    raw_header_pending_ = true;
+    if (plan_->final_error) {
+      queue_lines({*plan_->final_error});
+      finish_watch();
+      return;
+    }
+    queue_lines(std::move(plan_->initial_lines));
+    watch_timeout_.expires_after(plan_->timeout);
+    watch_timeout_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (ec || self->closed_ || self->ending_) return;
+      if (self->plan_->bookmarks) self->queue_lines({bookmark_line(self->plan_->filter.type(), self->position_, false)});
+      self->finish_watch();
+    });
+    if (plan_->bookmarks) arm_bookmark();
+    pump();
+  }
+
+  void arm_bookmark() {
+    bookmark_timer_.expires_after(shared_.options->bookmark_interval);
+    bookmark_timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (ec || self->closed_ || self->ending_) return;
+      self->queue_lines({bookmark_line(self->plan_->filter.type(), self->position_, false)});
+      self->arm_bookmark();
+      self->pump();
+    });
+  }
+
+  // Lines become chunks in pending_; pump() writes them.
+  void queue_lines(std::vector<std::string> lines) {
+    std::string chunk;
+    for (auto& line : lines) chunk += line;
+    if (chunk.empty()) return;
+    pending_.push_back(chunk_header(chunk.size()) + chunk + "\r\n");
+  }
+
+  void finish_watch() {
+    ending_ = true;
+    pending_.push_back("0\r\n\r\n");
+    watch_timeout_.cancel();
+    bookmark_timer_.cancel();
+    if (wait_ticket_) shared_.store->cancel_wait(wait_ticket_);
+    wait_ticket_ = 0;
+    pump();
+  }
+
+  void close_slow(const char* why) {
+    shared_.counters->slow_watchers_closed++;
+    std::fprintf(stderr, "apiserver: closing the watch of %s from %s: %s\n", plan_->filter.type().plural.c_str(),
+                 peer_.c_str(), why);
+  }
+
+  // Moves store events into a batch and writes it; waits for the store when idle.
+  void pump() {
+    if (closed_ || writing_) return;
+    std::vector<net::const_buffer> buffers;
+    batch_strings_.clear();
+    batch_events_.clear();
+    batch_scratch_.clear();
+    for (auto& p : pending_) batch_strings_.push_back(std::move(p));
+    pending_.clear();
+    for (auto& s : batch_strings_) buffers.push_back(net::buffer(s));
+    if (!ending_) collect_events(buffers);
+    if (buffers.empty()) {
+      if (ending_) return after_watch();
+      if (!wait_ticket_)
+        wait_ticket_ = shared_.store->notify_after(position_, [weak = this->weak_from_this()] {
+          if (auto self = weak.lock())
+            net::post(self->stream_.get_executor(), [self] {
+              self->wait_ticket_ = 0;
+              self->pump();
+            });
+        });
+      return;
+    }
+    writing_ = true;
+    write_timer_.expires_after(shared_.options->watch_write_timeout);
+    write_timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (ec || !self->writing_ || self->closed_) return;
+      self->close_slow("the client has not read for the whole watch write timeout");
+      self->shutdown();
+    });
+    net::async_write(stream_, buffers, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+      self->writing_ = false;
+      self->write_timer_.cancel();
+      if (ec) return self->shutdown();
+      self->pump();
+    });
+  }
+
+  void collect_events(std::vector<net::const_buffer>& buffers) {
+    std::vector<EventPtr> events;
+    if (!shared_.store->events_after(position_, max_events_per_batch, events)) {
+      close_slow("it fell behind the watch history (it reads too slowly); sending 410 Expired");
+      auto line = error_line(ApiError::expired("too old resource version: " + std::to_string(position_) + " (" +
+                                               std::to_string(shared_.store->compacted_through() + 1) +
+                                               "): the watcher fell behind the server's watch history"));
+      batch_strings_.push_back(chunk_header(line.size()) + line + "\r\n");
+      buffers.push_back(net::buffer(batch_strings_.back()));
+      ending_ = true;
+      batch_strings_.push_back("0\r\n\r\n");
+      buffers.push_back(net::buffer(batch_strings_.back()));
+      return;
+    }
+    std::size_t bytes = 0;
+    std::size_t header_slot = 0;
+    for (const auto& event : events) {
+      position_ = event->resource_version;
+      const std::string* line = line_for(*event, plan_->filter, batch_scratch_);
+      if (!line) continue;
+      if (bytes == 0) {
+        batch_strings_.emplace_back();  // the chunk header, sized below
+        header_slot = buffers.size();
+        buffers.emplace_back();
+      }
+      buffers.push_back(net::buffer(*line));
+      bytes += line->size();
+      batch_events_.push_back(event);  // keeps event->line alive while it is written
+      if (bytes >= max_batch_bytes) break;
+    }
+    if (bytes == 0) return;
+    batch_strings_.back() = chunk_header(bytes);
+    buffers[header_slot] = net::buffer(batch_strings_.back());
+    static const std::string crlf = "\r\n";
+    buffers.push_back(net::buffer(crlf));
+  }
+
+  void after_watch() {
+    watching_ = false;
+    shared_.counters->watches_active--;
+    plan_.reset();
+    ending_ = false;
+    if (!keep_alive_) return shutdown();
+    read_request();
+  }
+
+  Stream stream_;
+  const Shared& shared_;
+  SessionRegistry& registry_;
+  std::string peer_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  bool keep_alive_ = true;
+  bool closed_ = false;
+
+  // watch state (only while watching_)
+  bool watching_ = false;
+  bool ending_ = false;     // the terminating chunk is queued
+  bool writing_ = false;    // one async_write in flight at most: the per-watcher memory bound
+  bool raw_header_pending_ = false;
+  std::optional<WatchPlan> plan_;
+  std::uint64_t position_ = 0;         // RV of the last store event taken from the history
+  std::uint64_t wait_ticket_ = 0;      // store wake-up registration, 0 = none
+  std::vector<std::string> pending_;   // raw bytes queued for the next write
+  std::deque<std::string> batch_strings_;  // owned bytes of the write in flight (deque: stable)
+  std::deque<std::string> batch_scratch_;  // lines rendered for this watcher only
+  std::vector<EventPtr> batch_events_;     // shared lines of the write in flight
+  net::steady_timer watch_timeout_;
+  net::steady_timer bookmark_timer_;
+  net::steady_timer write_timer_;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions options;
+  ResourceRegistry registry;
+  Store store;
+  Api api;
+  Counters counters;
+  Shared shared{};
+  SessionRegistry sessions;
+  net::io_context ioc;
+  std::optional<ssl::context> tls;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
+  std::vector<std::thread> threads;
+  std::uint16_t port = 0;
+  bool running = false;
+
+  Impl(ServerOptions o, ResourceRegistry r)
+      : options(std::move(o)), registry(std::move(r)), store(registry, StoreOptions{options.watch_history}),
+        api(registry, store) {}
+
+  void accept() {
+    acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
+      if (!ec) {
+        beast::error_code ignored;
+        auto remote = socket.remote_endpoint(ignored);
+        std::string peer = remote.address().to_string() + ":" + std::to_string(remote.port());
+        socket.set_option(tcp::no_delay(true), ignored);
+        if (tls)
+          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
+              beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), shared, sessions, peer)
+              ->run();
+        else
+          std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), shared, sessions, peer)
+              ->run();
+      }
+      accept();
+    });
+  }
+};
+
+Server::Server(ServerOptions options, ResourceRegistry registry)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(registry))) {}
+
+Server::~Server() { (void)stop(); }
+
+Result<std::uint16_t> Server::start() {
+  auto& s = *impl_;
+  if (s.running) return s.port;
+  if (!s.options.data_file.empty() && ::access(s.options.data_file.c_str(), F_OK) == 0)
+    if (auto loaded = s.store.load(s.options.data_file); !loaded) return loaded.error();
+  if (s.options.tls_cert_file.empty() != s.options.tls_key_file.empty())
+    return Error{Errc::server_error, "TLS needs both a certificate and a key file"};
+  try {
+    if (!s.options.tls_cert_file.empty()) {
+      s.tls.emplace(ssl::context::tls_server);
+      s.tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                         ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+      s.tls->use_certificate_chain_file(s.options.tls_cert_file);
+      s.tls->use_private_key_file(s.options.tls_key_file, ssl::context::pem);
+    }
+  } catch (const std::exception& e) {
+    return Error{Errc::server_error, "cannot load the TLS certificate/key (" + s.options.tls_cert_file + ", " +
+                                         s.options.tls_key_file + "): " + e.what()};
+  }
+  beast::error_code ec;
+  auto address = net::ip::make_address(s.options.bind_address, ec);
+  if (ec) return Error{Errc::server_error, "invalid bind address \"" + s.options.bind_address + "\": " + ec.message()};
+  tcp::endpoint endpoint(address, s.options.port);
+  s.acceptor.emplace(s.ioc);
+  s.acceptor->open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor->bind(endpoint, ec);
+  if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    s.acceptor.reset();
+    return Error{Errc::server_error, "cannot listen on " + s.options.bind_address + ":" +
+                                         std::to_string(s.options.port) + ": " + ec.message()};
+  }
+  s.port = s.acceptor->local_endpoint().port();
+  auto host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+  s.shared = Shared{&s.options, &s.api, &s.store, &s.counters, host + ":" + std::to_string(s.port)};
+  s.accept();
+  s.work.emplace(s.ioc.get_executor());
+  for (unsigned i = 0; i < std::max(1u, s.options.threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
+  s.running = true;
+  return s.port;
+}
+
+Result<void> Server::stop() {
+  auto& s = *impl_;
+  if (!s.running) return {};
+  s.running = false;
+  net::post(s.ioc, [&s] {
+    beast::error_code ignored;
+    s.acceptor->close(ignored);
+  });
+  s.sessions.close_all();
+  s.work.reset();
+  // Sessions finish their handlers and go; give them a moment, then stop the loop.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!s.ioc.stopped() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  s.ioc.stop();
+  for (auto& t : s.threads) t.join();
+  s.threads.clear();
+  s.acceptor.reset();
+  s.ioc.restart();
+  if (!s.options.data_file.empty()) return s.store.save(s.options.data_file);
+  return {};
+}
+
+std::uint16_t Server::port() const { return impl_->port; }
+
+std::string Server::url() const {
+  return std::string(impl_->tls ? "https://" : "http://") + impl_->shared.address;
+}
+
+Store& Server::store() { return impl_->store; }
+const ResourceRegistry& Server::registry() const { return impl_->registry; }
+
+ServerStats Server::stats() const {
+  const auto& c = impl_->counters;
+  return ServerStats{c.requests.load(), c.watches_started.load(), c.watches_active.load(), c.slow_watchers_closed.load()};
+}
+
+}  // namespace kinformer::apiserver

@@ -1,0 +1,86 @@
+// apiserver/server.hpp
+//
+// Server: the embedded Kubernetes-compatible API server as an object a test, an
+// example or the `kinformer apiserver` command starts and stops (issue 4).
+//
+//   apiserver::Server server({});            // 127.0.0.1, a free port
+//   auto port = server.start();              // Result<uint16_t>: the bound port
+//   ... kubectl --server server.url() ..., or server.store() in-process ...
+//   server.stop();                           // also done by the destructor
+//
+// Contract
+//   * HTTP/1.1 with keep-alive on Boost.Beast; HTTPS when tls_cert_file/tls_key_file
+//     are set; with a token, every request needs "Authorization: Bearer <token>"
+//     (else 401). Binds 127.0.0.1 unless bind_address says otherwise.
+//   * Request bodies above max_body_bytes are 413 and close the connection.
+//   * Watches stream one chunk per batch of newline-terminated events in revision
+//     order. A watcher never blocks writers or other watchers: it reads the shared,
+//     bounded store history at its own pace and holds at most one batch in flight.
+//     A watcher that falls out of the history is sent ERROR 410 and closed; one
+//     whose socket accepts nothing for watch_write_timeout is closed. Both are
+//     logged to stderr and counted in stats().slow_watchers_closed.
+//   * stop() closes the listener and every connection, joins the I/O threads and,
+//     with a data_file, saves the snapshot (atomically). start() loads it first.
+// Threading: start()/stop() from one owning thread; store(), stats(), url() from any.
+// Errors: start() fails with Errc::server_error naming the address, file or TLS
+//   problem; nothing throws out of the I/O threads.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "apiserver/resources.hpp"
+#include "apiserver/store.hpp"
+#include "runtime/result.hpp"
+
+namespace kinformer::apiserver {
+
+struct ServerOptions {
+  std::string bind_address = "127.0.0.1";  // loopback only unless asked
+  std::uint16_t port = 0;                  // 0 = a free port, see Server::port()
+  std::string token;                       // "" = no authentication
+  std::string tls_cert_file;               // PEM; both set = HTTPS
+  std::string tls_key_file;
+  std::string data_file;                   // "" = no persistence
+  std::size_t watch_history = 10000;       // events kept for resumption (410 beyond)
+  std::size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's request limit
+  std::chrono::milliseconds bookmark_interval{60000};   // with allowWatchBookmarks
+  std::chrono::milliseconds watch_write_timeout{30000}; // a stuck watcher is closed after this
+  unsigned threads = 2;                    // I/O threads
+  bool log_requests = false;               // one stderr line per request
+};
+
+struct ServerStats {
+  std::uint64_t requests = 0;
+  std::uint64_t watches_started = 0;
+  std::uint64_t watches_active = 0;
+  std::uint64_t slow_watchers_closed = 0;
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options, ResourceRegistry registry = ResourceRegistry::with_builtins());
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Loads the data file, binds, starts the I/O threads. Returns the bound port.
+  Result<std::uint16_t> start();
+  /// Idempotent. Saves the data file; returns its error (the server stops regardless).
+  Result<void> stop();
+
+  std::uint16_t port() const;
+  /// "http://127.0.0.1:PORT" (https when TLS is on).
+  std::string url() const;
+  Store& store();
+  const ResourceRegistry& registry() const;
+  ServerStats stats() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kinformer::apiserver

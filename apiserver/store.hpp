@@ -1,0 +1,171 @@
+// apiserver/store.hpp
+//
+// Store: the API server's in-memory MVCC object store with one global revision and
+// a bounded history of change events (kube-api-protocol.md §A3, §A4.1, §A5).
+//
+// Contract
+//   * Every successful write (create, changing update/patch, delete) takes the next
+//     global revision R = revision()+1, stores it as metadata.resourceVersion and
+//     appends exactly one event with that R to the history, so the history holds the
+//     contiguous revisions oldest_retained()..revision(). A write that changes nothing
+//     takes no revision and makes no event.
+//   * The history keeps the newest `watch_history` events. A watch may start after
+//     any R >= compacted_through(); older starts are 410 Expired for the caller.
+//   * list() can serve the state at an older revision R >= compacted_through() by
+//     undoing the history (continue tokens and exact-RV lists read one snapshot).
+//   * Server-owned metadata (uid, creationTimestamp, resourceVersion, generation,
+//     name/namespace) is set here; callers cannot overwrite it through updates.
+//   * Namespaced objects can only be created in an existing namespace ("default",
+//     "kube-system", "kube-public" exist from the start); deleting a namespace
+//     deletes its objects first (one event each).
+//   * save() writes a snapshot atomically (temp file + fsync + rename); load()
+//     restores objects and revision; the history starts empty after a load.
+// Threading: every member is thread-safe (one mutex). Waiter callbacks run on the
+//   writing thread after the mutex is released; they must only post work elsewhere.
+// Errors: ApiError values with the kube-apiserver code/reason/message; never throws
+//   (beyond std::bad_alloc).
+// Not here: selectors, watch filtering and rendering (watch_filter.hpp), HTTP.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "apiserver/api_error.hpp"
+#include "apiserver/resources.hpp"
+#include "runtime/result.hpp"
+
+namespace kinformer::apiserver {
+
+/// One stored version of an object. Immutable; shared by the store, the history and
+/// every watcher that is sending it.
+struct StoredObject {
+  const ResourceType* type = nullptr;
+  std::string key;        // "namespace/name", or "name" for a cluster-scoped kind
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::uint64_t resource_version = 0;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> fields;  // every selectable field path -> value ("" when unset)
+  std::string json;       // the whole object with kind/apiVersion, serialized
+};
+using StoredPtr = std::shared_ptr<const StoredObject>;
+
+enum class EventType { added, modified, deleted };
+
+struct StoreEvent {
+  std::uint64_t resource_version = 0;
+  EventType type = EventType::added;
+  StoredPtr object;    // the new state; for deleted, the last state carrying the deletion's RV
+  StoredPtr previous;  // the state before the event (nullptr for added)
+  std::string line;    // {"type":"...","object":{...}}\n, rendered once for every watcher
+};
+using EventPtr = std::shared_ptr<const StoreEvent>;
+
+struct StoreOptions {
+  std::size_t watch_history = 10000;  // events kept for watch resumption and old snapshots
+};
+
+class Store {
+ public:
+  /// Computes an object's new content from its current one (nullptr when absent).
+  using Mutation = std::function<ApiResult<nlohmann::json>(const nlohmann::json* current)>;
+
+  struct WriteResult {
+    StoredPtr object;
+    bool created = false;
+  };
+
+  struct ListQuery {
+    std::string namespace_name;       // "" = every namespace
+    std::uint64_t at_revision = 0;    // 0 = latest; else that snapshot (410 when compacted)
+    std::string after_key;            // continue after this key
+    std::size_t limit = 0;            // 0 = no limit
+    std::function<bool(const StoredObject&)> filter;  // nullptr = everything
+  };
+
+  struct ListPage {
+    std::vector<StoredPtr> items;  // in key order
+    std::uint64_t revision = 0;    // the snapshot the page was read from
+    std::string last_key;          // set when more matching items remain
+    std::size_t remaining = 0;     // matching items after this page
+  };
+
+  struct Preconditions {
+    std::string uid;
+    std::string resource_version;
+  };
+
+  Store(const ResourceRegistry& registry, StoreOptions options = {});
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  std::uint64_t revision() const;
+  /// The newest revision whose events are no longer kept: a watch must start at or after it.
+  std::uint64_t compacted_through() const;
+
+  ApiResult<StoredPtr> get(const ResourceType& type, std::string_view ns, std::string_view name) const;
+  ApiResult<ListPage> list(const ResourceType& type, const ListQuery& query) const;
+
+  /// Creates `object` (metadata.name or generateName required). 409 AlreadyExists,
+  /// 404 for a missing namespace, 422 for an invalid name. dry_run computes without storing.
+  ApiResult<WriteResult> create(const ResourceType& type, std::string_view ns, nlohmann::json object, bool dry_run);
+
+  /// Replaces the object by mutation(current). A metadata.resourceVersion in the
+  /// result that differs from the stored one is 409 Conflict. Absent object: 404,
+  /// or a create when create_if_absent (server-side apply).
+  ApiResult<WriteResult> write(const ResourceType& type, std::string_view ns, std::string_view name,
+                               const Mutation& mutation, bool create_if_absent, bool dry_run);
+
+  /// Deletes the object and returns its last state (with the deletion's RV).
+  ApiResult<StoredPtr> remove(const ResourceType& type, std::string_view ns, std::string_view name,
+                              const Preconditions& preconditions, bool dry_run);
+
+  /// Appends up to `max` events with RV > after to `out`. Returns false when some of
+  /// those events were compacted away (the caller answers 410 Expired).
+  bool events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const;
+
+  /// Calls `wake` once as soon as revision() > rv: immediately (returning 0) if it
+  /// already is, else from the next writer (returning a ticket for cancel_wait()).
+  std::uint64_t notify_after(std::uint64_t rv, std::function<void()> wake);
+  void cancel_wait(std::uint64_t ticket);
+
+  Result<void> save(const std::string& path) const;
+  /// Replaces the whole content by the snapshot in `path`.
+  Result<void> load(const std::string& path);
+
+ private:
+  using Bucket = std::map<std::string, StoredPtr>;  // key -> current object, key order
+
+  ApiResult<WriteResult> commit_create_locked(const ResourceType& type, std::string_view ns, nlohmann::json object,
+                                              bool dry_run, std::vector<std::function<void()>>& wake);
+  StoredPtr remove_locked(const ResourceType& type, const StoredPtr& current, std::vector<std::function<void()>>& wake);
+  void append_event_locked(EventType type, StoredPtr object, StoredPtr previous,
+                           std::vector<std::function<void()>>& wake);
+  Bucket snapshot_locked(const ResourceType& type, std::uint64_t at_revision) const;
+
+  const ResourceRegistry& registry_;
+  StoreOptions options_;
+  mutable std::mutex mu_;
+  std::unordered_map<const ResourceType*, Bucket> objects_;  // guarded by mu_
+  std::uint64_t revision_ = 0;                               // guarded by mu_
+  std::uint64_t compacted_through_ = 0;                      // guarded by mu_; history_ = (it, revision_]
+  std::deque<EventPtr> history_;                             // guarded by mu_
+  std::map<std::uint64_t, std::function<void()>> waiters_;   // guarded by mu_; ticket -> wake
+  std::uint64_t next_ticket_ = 1;                            // guarded by mu_
+};
+
+/// Builds a StoredObject from a complete object (selectable fields, labels, key).
+StoredPtr make_stored(const ResourceType& type, const nlohmann::json& object);
+
+}  // namespace kinformer::apiserver

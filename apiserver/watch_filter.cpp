@@ -1,0 +1,85 @@
+#include "apiserver/watch_filter.hpp"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+namespace kinformer::apiserver {
+
+using nlohmann::json;
+
+ApiResult<ObjectFilter> ObjectFilter::parse(const ResourceType& type, std::string namespace_name,
+                                            std::string_view label_selector, std::string_view field_selector) {
+  auto labels = LabelSelector::parse(label_selector);
+  if (!labels) return ApiError::bad_request("unable to parse requirement: " + labels.error().message);
+  auto fields = FieldSelector::parse(field_selector);
+  if (!fields) return ApiError::bad_request("invalid field selector: " + fields.error().message);
+  for (const auto& path : fields->fields()) {
+    bool supported = path == "metadata.name" || (type.namespaced && path == "metadata.namespace") ||
+                     std::find(type.selectable_fields.begin(), type.selectable_fields.end(), path) !=
+                         type.selectable_fields.end();
+    if (!supported) return ApiError::bad_request("field label not supported: " + path);
+  }
+  return ObjectFilter(&type, std::move(namespace_name), std::move(labels).value(), std::move(fields).value());
+}
+
+bool ObjectFilter::matches(const StoredObject& object) const {
+  if (object.type != type_) return false;
+  if (!namespace_.empty() && object.namespace_name != namespace_) return false;
+  if (!labels_.empty() && !labels_.matches(object.labels)) return false;
+  if (!fields_.empty() &&
+      !fields_.matches([&](std::string_view path) -> std::optional<std::string> {
+        auto it = object.fields.find(std::string(path));
+        if (it == object.fields.end()) return std::nullopt;
+        return it->second;
+      }))
+    return false;
+  return true;
+}
+
+namespace {
+
+std::string event_line(const char* type, const std::string& object_json) {
+  std::string line;
+  line.reserve(object_json.size() + 40);
+  line.append("{\"type\":\"").append(type).append("\",\"object\":").append(object_json).append("}\n");
+  return line;
+}
+
+}  // namespace
+
+const std::string* line_for(const StoreEvent& event, const ObjectFilter& filter, std::deque<std::string>& scratch) {
+  if (event.object->type != &filter.type()) return nullptr;
+  if (!filter.has_selectors()) {
+    return filter.matches(*event.object) ? &event.line : nullptr;
+  }
+  bool now = filter.matches(*event.object);
+  if (event.type != EventType::modified) return now ? &event.line : nullptr;
+  bool before = event.previous && filter.matches(*event.previous);
+  if (now && before) return &event.line;
+  if (now) {
+    scratch.push_back(event_line("ADDED", event.object->json));
+    return &scratch.back();
+  }
+  if (before) {
+    json previous = json::parse(event.previous->json);
+    previous["metadata"]["resourceVersion"] = std::to_string(event.resource_version);
+    scratch.push_back(event_line("DELETED", previous.dump()));
+    return &scratch.back();
+  }
+  return nullptr;
+}
+
+std::string added_line(const StoredObject& object) { return event_line("ADDED", object.json); }
+
+std::string bookmark_line(const ResourceType& type, std::uint64_t resource_version, bool initial_events_end) {
+  json object = {{"kind", type.kind},
+                 {"apiVersion", type.api_version()},
+                 {"metadata", {{"resourceVersion", std::to_string(resource_version)}}}};
+  if (initial_events_end) object["metadata"]["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+  return event_line("BOOKMARK", object.dump());
+}
+
+std::string error_line(const ApiError& error) { return event_line("ERROR", error.to_status_json()); }
+
+}  // namespace kinformer::apiserver
