@@ -1,0 +1,150 @@
+// kinformer apiserver: runs the embedded Kubernetes-compatible API server until
+// SIGINT/SIGTERM (apiserver/server.hpp). kubectl works against it:
+//   kinformer apiserver --port 8080 &
+//   kubectl --server http://127.0.0.1:8080 get pods
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <string_view>
+
+#include <pthread.h>
+
+#include "apiserver/server.hpp"
+#include "tools/kinformer/command.hpp"
+
+namespace {
+
+using kinformer::apiserver::ResourceRegistry;
+using kinformer::apiserver::Server;
+using kinformer::apiserver::ServerOptions;
+
+constexpr const char* usage =
+    "usage: kinformer apiserver [options]\n"
+    "\n"
+    "Serves a Kubernetes-compatible API (namespaces, pods, configmaps, services, events and\n"
+    "extra resources) from memory until SIGINT or SIGTERM. kubectl works against it:\n"
+    "  kubectl --server http://127.0.0.1:PORT get pods\n"
+    "\n"
+    "options:\n"
+    "  --port N               port to listen on (default 8080; 0 picks a free port)\n"
+    "  --bind ADDRESS         address to bind (default 127.0.0.1; others only when given here)\n"
+    "  --token-file FILE      require 'Authorization: Bearer <token>' with the token in FILE\n"
+    "  --tls-cert FILE        serve HTTPS with this PEM certificate (needs --tls-key)\n"
+    "  --tls-key FILE         the PEM private key for --tls-cert\n"
+    "  --data-file FILE       load objects from FILE at start, save them there (atomically) at exit\n"
+    "  --watch-history N      events kept for watch resumption; older resourceVersions get 410 (default 10000)\n"
+    "  --resource G/V/KIND/PLURAL   serve an extra namespaced resource, e.g.\n"
+    "                         metrics.kinformer.io/v1/MetricSeries/metricseries (repeatable)\n"
+    "  --resources-file FILE  one G/V/KIND/PLURAL per line ('#' comments)\n"
+    "  --bookmark-interval S  seconds between watch bookmarks (default 60)\n"
+    "  --threads N            I/O threads (default 2)\n"
+    "  --log-requests         print one line per request on stderr\n"
+    "  --help                 this text\n";
+
+bool parse_number(const char* text, unsigned long long max, unsigned long long& out) {
+  char* end = nullptr;
+  errno = 0;
+  out = std::strtoull(text, &end, 10);
+  return end && *end == '\0' && errno == 0 && text[0] != '-' && out <= max;
+}
+
+bool read_token(const std::string& path, std::string& token) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::getline(in, token);
+  while (!token.empty() && (token.back() == '\r' || token.back() == ' ' || token.back() == '\t')) token.pop_back();
+  return !token.empty();
+}
+
+int run_apiserver(int argc, char** argv) {
+  ServerOptions options;
+  options.port = 8080;
+  auto registry = ResourceRegistry::with_builtins();
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&](const char*& out) {
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    const char* v = nullptr;
+    unsigned long long n = 0;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage, stdout);
+      return 0;
+    } else if (arg == "--log-requests") {
+      options.log_requests = true;
+    } else if (arg == "--port" && value(v) && parse_number(v, 65535, n)) {
+      options.port = static_cast<std::uint16_t>(n);
+    } else if (arg == "--bind" && value(v)) {
+      options.bind_address = v;
+    } else if (arg == "--token-file" && value(v)) {
+      if (!read_token(v, options.token)) {
+        std::fprintf(stderr, "kinformer apiserver: cannot read a token from %s\n", v);
+        return 1;
+      }
+    } else if (arg == "--tls-cert" && value(v)) {
+      options.tls_cert_file = v;
+    } else if (arg == "--tls-key" && value(v)) {
+      options.tls_key_file = v;
+    } else if (arg == "--data-file" && value(v)) {
+      options.data_file = v;
+    } else if (arg == "--watch-history" && value(v) && parse_number(v, 100000000, n) && n > 0) {
+      options.watch_history = static_cast<std::size_t>(n);
+    } else if (arg == "--bookmark-interval" && value(v) && parse_number(v, 86400, n) && n > 0) {
+      options.bookmark_interval = std::chrono::seconds(n);
+    } else if (arg == "--threads" && value(v) && parse_number(v, 64, n) && n > 0) {
+      options.threads = static_cast<unsigned>(n);
+    } else if (arg == "--resource" && value(v)) {
+      auto type = ResourceRegistry::parse_spec(v);
+      auto added = type ? registry.add(std::move(type).value()) : kinformer::Result<void>(type.error());
+      if (!added) {
+        std::fprintf(stderr, "kinformer apiserver: %s\n", added.error().message.c_str());
+        return 2;
+      }
+    } else if (arg == "--resources-file" && value(v)) {
+      if (auto added = registry.add_from_file(v); !added) {
+        std::fprintf(stderr, "kinformer apiserver: %s\n", added.error().message.c_str());
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "kinformer apiserver: bad or incomplete option '%s'\n\n%s", argv[i], usage);
+      return 2;
+    }
+  }
+
+  // Block the stop signals before any thread starts, so only sigwait() below sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  Server server(options, std::move(registry));
+  auto port = server.start();
+  if (!port) {
+    std::fprintf(stderr, "kinformer apiserver: %s\n", port.error().message.c_str());
+    return 1;
+  }
+  std::printf("kinformer apiserver: serving on %s (kubectl --server %s ...)\n", server.url().c_str(),
+              server.url().c_str());
+  std::fflush(stdout);
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  std::fprintf(stderr, "kinformer apiserver: %s received, shutting down\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  if (auto stopped = server.stop(); !stopped) {
+    std::fprintf(stderr, "kinformer apiserver: %s\n", stopped.error().message.c_str());
+    return 1;
+  }
+  if (!options.data_file.empty()) std::fprintf(stderr, "kinformer apiserver: saved %s\n", options.data_file.c_str());
+  return 0;
+}
+
+const bool registered =
+    kinformer::cli::register_command({"apiserver", "run the embedded Kubernetes-compatible API server", run_apiserver});
+
+}  // namespace
