@@ -137,19 +137,16 @@ std::optional<std::pair<std::uint64_t, std::string>> decode_continue(const std::
   return std::make_pair(*rv, raw.substr(nl + 1));
 }
 
-// Built-in list items omit kind/apiVersion (§A3). Stored JSON has sorted keys, so they
-// lead the object and can be cut without a parse.
+// Built-in list items omit kind/apiVersion (§A3); custom resource items keep them.
 void append_list_item(std::string& out, const StoredObject& object) {
-  const auto& type = *object.type;
-  if (type.builtin) {
-    std::string lead = "{\"apiVersion\":\"" + type.api_version() + "\",\"kind\":\"" + type.kind + "\",";
-    if (object.json.compare(0, lead.size(), lead) == 0) {
-      out += '{';
-      out.append(object.json, lead.size(), std::string::npos);
-      return;
-    }
+  if (!object.type->builtin) {
+    out += object.json;
+    return;
   }
-  out += object.json;
+  json item = json::parse(object.json);
+  item.erase("kind");
+  item.erase("apiVersion");
+  out += item.dump();
 }
 
 std::string base_content_type(const std::string& content_type) {
