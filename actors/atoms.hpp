@@ -1,0 +1,22 @@
+// actors/atoms.hpp
+//
+// Every atom of kinformer's actors, and only here (style.md §5 "Messages and
+// atoms"). An atom is a verb; its text is the alias minus "_atom" (at most 10
+// characters, [a-z_]). CAF's own names (add, close, delete, get, put, reset, tick,
+// timeout, flush, ok, ...: caf/type_id.hpp) are never reused: the text is the
+// identity, so a clash would make two message types one.
+#pragma once
+
+#include <caf/atom.hpp>
+
+namespace kinformer::actors {
+
+// DeltaFIFO actor
+using replace_atom = caf::atom_constant<caf::atom("replace")>;    // a full list
+using deltas_atom = caf::atom_constant<caf::atom("deltas")>;      // watch events
+using resync_atom = caf::atom_constant<caf::atom("resync")>;      // periodic resync
+using pop_atom = caf::atom_constant<caf::atom("pop")>;            // pull up to n keys
+using synced_atom = caf::atom_constant<caf::atom("synced")>;      // has_synced()?
+using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;  // close and drain
+
+}  // namespace kinformer::actors

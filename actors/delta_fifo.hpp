@@ -1,0 +1,42 @@
+// actors/delta_fifo.hpp
+//
+// DeltaFIFOActor: the runtime DeltaFIFO (runtime/delta_fifo.hpp) owned by one
+// actor between the Reflector (producer) and the Controller (consumer)
+// (architecture.md §4).
+//
+// Contract
+//   * Producers send whole batches and get the queue depth back, which the
+//     Reflector compares with its high-water mark to pause reading the watch.
+//   * The Controller pulls: pop(n) answers at once with up to n keys, or, on an
+//     empty queue, later through a response promise when something arrives (at most
+//     one pending pop is expected; more are answered in arrival order).
+//   * shutdown closes the FIFO: queued keys still drain; pending and later pops on
+//     an empty closed FIFO fail with Errc::fifo_closed; then the actor quits.
+//   * A transformer error rejects the whole batch (replace) or drops and reports
+//     the event (deltas), as client-go does (informer-semantics.md §7.10).
+// Errors: Errc values converted to caf::error.
+#pragma once
+
+#include <cstddef>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/atoms.hpp"
+#include "actors/messages.hpp"
+
+namespace kinformer::actors {
+
+using DeltaFIFOActor = caf::typed_actor<
+    caf::replies_to<replace_atom, ListSnapshotPtr>::with<std::size_t>,  // -> queue depth
+    caf::replies_to<deltas_atom, WatchDeltasPtr>::with<std::size_t>,    // -> queue depth
+    caf::replies_to<resync_atom>::with<std::size_t>,                    // -> queue depth
+    caf::replies_to<pop_atom, std::size_t>::with<PoppedBatchPtr>,
+    caf::replies_to<synced_atom>::with<bool>,
+    caf::reacts_to<shutdown_atom>>;
+
+/// Spawns the actor around a DeltaFIFO built with `options`.
+DeltaFIFOActor spawn_delta_fifo(caf::actor_system& system, DeltaFIFOOptions options);
+
+}  // namespace kinformer::actors

@@ -1,0 +1,127 @@
+// runtime/delta_fifo.hpp
+//
+// DeltaFIFO: a per-key queue of pending changes between the Reflector and the
+// Controller (client-go 1.32 DeltaFIFO; informer-semantics.md §3, checklist 1–21).
+//
+// Contract
+//   * A key is queued at most once; its deltas keep arrival order and are never
+//     empty. Keys pop in order of first arrival; a key popped and changed again
+//     goes to the tail.
+//   * The only coalescing: two consecutive deletions collapse into one (the older,
+//     unless the older is a tombstone).
+//   * Known objects are kept by the FIFO itself (options.track_known_objects): the
+//     view is updated at pop time to the popped key's newest object (erased on a
+//     deletion), sharing the cache's ObjectPtr. It is what delete_object(),
+//     replace() and resync() consult, so a change popped but not yet applied by the
+//     Controller still counts as known (architecture.md §4, semantics §10).
+//   * replace() tombstones every key queued or known but absent from the list;
+//     the first replace() sets the initial population; has_synced() is true once
+//     it has been popped completely (or at once if the first call was not a replace).
+//   * The transformer runs on objects given to add/update/delete_object/replace,
+//     never on sync deltas or tombstones; its error aborts that call.
+// Threading: not thread-safe; one owner (the DeltaFIFO actor, actors/delta_fifo.hpp).
+// Errors: Errc::fifo_closed from pop() once closed and drained; transformer errors.
+//   Never throws (beyond std::bad_alloc).
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/delta.hpp"
+#include "runtime/result.hpp"
+
+namespace kinformer {
+
+struct DeltaFIFOOptions {
+  /// replace() queues Replaced deltas (true, what informers use) or Sync (false, legacy).
+  bool emit_delta_type_replaced = true;
+  /// Keep the known-objects view (true for informers). Without it the FIFO behaves
+  /// like client-go's DeltaFIFO without knownObjects: delete_object() of a key with
+  /// nothing queued is dropped, resync() does nothing.
+  bool track_known_objects = true;
+  /// Applied to incoming objects; an error aborts the call that brought the object.
+  std::function<Result<ObjectPtr>(ObjectPtr)> transformer;
+};
+
+/// One popped key: its deltas and whether the pop belongs to the initial list.
+struct PoppedDeltas {
+  Deltas deltas;
+  bool is_in_initial_list = false;
+};
+
+class DeltaFIFO {
+ public:
+  explicit DeltaFIFO(DeltaFIFOOptions options = {});
+
+  // -- producers (the Reflector) --
+
+  /// Queues Added. Marks the FIFO populated.
+  [[nodiscard]] Result<void> add(ObjectPtr object);
+  /// Queues Updated. Marks the FIFO populated.
+  [[nodiscard]] Result<void> update(ObjectPtr object);
+  /// Queues Deleted unless the key is neither queued nor known (already deleted by
+  /// a relist). Marks the FIFO populated.
+  [[nodiscard]] Result<void> delete_object(ObjectPtr object);
+  /// A full list: Replaced (or Sync) per listed object, then a tombstone Deleted for
+  /// every queued or known key not in the list. `resource_version` is not used here.
+  [[nodiscard]] Result<void> replace(std::vector<ObjectPtr> list, std::string_view resource_version);
+  /// Sync for every known key that has nothing queued.
+  [[nodiscard]] Result<void> resync();
+  /// Re-inserts popped deltas only if nothing is queued for their key (client-go
+  /// 1.32 AddIfNotPresent); empty deltas are ignored. Marks the FIFO populated.
+  void add_if_not_present(Deltas deltas);
+
+  // -- the consumer (the Controller) --
+
+  /// The oldest queued key's deltas, or std::nullopt when the queue is empty and not
+  /// closed (the owner parks the request), or Errc::fifo_closed when closed and empty.
+  /// Updates the known-objects view.
+  [[nodiscard]] Result<std::optional<PoppedDeltas>> pop();
+  /// Like pop(), but hands the deltas to `process` first (client-go's Pop(process)).
+  /// If `process` fails with Errc::requeue, the deltas go back as add_if_not_present()
+  /// puts them and the known view is left alone; pop then succeeds when the error's
+  /// message is empty and returns the error otherwise (client-go's ErrRequeue{nil} /
+  /// ErrRequeue{err}). Any other error is returned and the deltas are dropped
+  /// (RetryOnError=false, as shared informers use).
+  [[nodiscard]] Result<std::optional<PoppedDeltas>> pop(
+      const std::function<Result<void>(const PoppedDeltas&)>& process);
+  /// Up to `max_n` keys in queue order (empty if the queue is empty).
+  [[nodiscard]] Result<std::vector<PoppedDeltas>> pop_batch(std::size_t max_n);
+
+  /// Wakes nothing by itself (the owner answers parked pops); later pops drain what
+  /// is queued, then fail with Errc::fifo_closed.
+  void close() noexcept { closed_ = true; }
+  bool is_closed() const noexcept { return closed_; }
+
+  // -- observers --
+
+  /// populated && the initial population has been popped completely.
+  bool has_synced() const noexcept { return populated_ && initial_population_count_ == 0; }
+  std::size_t size() const noexcept { return queue_.size(); }
+  bool empty() const noexcept { return queue_.empty(); }
+  std::vector<std::string> list_keys() const;
+  /// A copy of the deltas queued for `key` (objects shared), if any.
+  std::optional<Deltas> get_by_key(std::string_view key) const;
+  /// The newest object of every queued key.
+  std::vector<ObjectPtr> list() const;
+  /// The known-objects view: key -> last popped object.
+  ObjectPtr known_object(std::string_view key) const;
+  std::size_t known_count() const noexcept { return known_.size(); }
+
+ private:
+  DeltaFIFOOptions options_;
+  std::deque<std::string> queue_;                    // no dups; in queue_ iff in items_
+  std::unordered_map<std::string, Deltas> items_;    // never holds empty Deltas
+  std::unordered_map<std::string_view, ObjectPtr> known_;  // key views point into the ObjectPtr
+  bool populated_ = false;
+  std::size_t initial_population_count_ = 0;
+  bool closed_ = false;
+};
+
+}  // namespace kinformer

@@ -1,0 +1,90 @@
+// runtime/list_watch.hpp
+//
+// ListWatch: where a Reflector gets its objects — one list call (a page) and one
+// watch stream at a time (client-go ListerWatcher; informer-semantics.md §5, §8;
+// kube-api-protocol.md A4–A5). Implementations: the in-memory source for tests and
+// demos (runtime/memory_source.hpp) and, later, the HTTP client of a real cluster.
+//
+// Contract
+//   * Calls return at once; results arrive through the callbacks, possibly on
+//     another thread (an I/O thread). The Reflector actor turns each callback into a
+//     message to itself, so callbacks must be cheap and must not block.
+//   * list() answers exactly once. A watch delivers events in order in batches,
+//     then on_closed exactly once (Result<void>{} for a clean end such as the
+//     server's timeout; an Error otherwise), unless stop() came first: after stop()
+//     returns, no callback of that watch runs any more.
+//   * A watch started at a too-old resource version closes with Errc::gone (the
+//     server's ERROR event with code 410); a 429 is Errc::too_many_requests (its
+//     message gives the retry-after seconds); a refused connection is
+//     Errc::connection_failed.
+//   * A malformed event is reported as a WatchEvent of type error with
+//     Errc::decode_failed; the stream goes on.
+// Threading: list() and watch() may be called from any thread; one Reflector uses
+//   one ListWatch at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/object.hpp"
+#include "runtime/result.hpp"
+
+namespace kinformer {
+
+struct ListOptions {
+  std::string resource_version;        // "" = consistent latest; "0" = any
+  std::string resource_version_match;  // "", "NotOlderThan" or "Exact"
+  std::int64_t limit = 0;              // 0 = no limit
+  std::string continue_token;
+  std::string label_selector;
+  std::string field_selector;
+};
+
+struct ObjectList {
+  std::vector<ObjectPtr> items;
+  std::string resource_version;  // the RV the list represents
+  std::string continue_token;    // "" on the last page
+};
+
+struct WatchOptions {
+  std::string resource_version;
+  bool allow_watch_bookmarks = true;
+  std::int64_t timeout_seconds = 0;  // 0 = the server's default
+  std::string label_selector;
+  std::string field_selector;
+};
+
+enum class WatchEventType : std::uint8_t { added, modified, deleted, bookmark, error };
+
+struct WatchEvent {
+  WatchEventType type = WatchEventType::added;
+  ObjectPtr object;              // null for error
+  std::string resource_version;  // the event object's RV (bookmarks carry only this)
+  std::optional<Error> error;    // set iff type == error
+};
+
+/// A running watch; destroying it stops it.
+class Watch {
+ public:
+  virtual ~Watch() = default;
+  /// Stops delivery; after it returns no callback of this watch runs again.
+  virtual void stop() = 0;
+};
+
+class ListWatch {
+ public:
+  using ListCallback = std::function<void(Result<ObjectList>)>;
+  using EventsCallback = std::function<void(std::vector<WatchEvent>)>;
+  using ClosedCallback = std::function<void(Result<void>)>;
+
+  virtual ~ListWatch() = default;
+  virtual void list(const ListOptions& options, ListCallback done) = 0;
+  [[nodiscard]] virtual std::unique_ptr<Watch> watch(const WatchOptions& options, EventsCallback on_events,
+                                                     ClosedCallback on_closed) = 0;
+};
+
+}  // namespace kinformer

@@ -1,0 +1,161 @@
+#include "runtime/object.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "tests/support/objects.hpp"
+
+using kinformer::Errc;
+using kinformer::Object;
+
+namespace {
+
+const std::string full_pod = R"({
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {
+    "name": "web-7d9f8-x2k4p", "generateName": "web-7d9f8-", "namespace": "prod",
+    "uid": "3f1c9a2e", "resourceVersion": "184467321", "generation": 3,
+    "creationTimestamp": "2024-05-14T09:21:33Z",
+    "labels": {"app": "web", "tier": "front", "version": "v2"},
+    "annotations": {"note": "say \"hi\"", "prometheus.io/scrape": "true"},
+    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9f8",
+                         "uid": "9a8b", "controller": true, "blockOwnerDeletion": false}],
+    "managedFields": [{"manager": "kubelet"}]
+  },
+  "spec": {"nodeName": "node-7", "containers": [{"name": "web", "ports": [{"containerPort": 8080}]}],
+           "priority": 10, "hostNetwork": false},
+  "status": {"phase": "Running"}
+})";
+
+}  // namespace
+
+TEST_CASE("an Object exposes its type and object metadata", "[object][unit]") {
+  auto parsed = Object::parse(full_pod);
+  REQUIRE(parsed);
+  const Object& pod = **parsed;
+  CHECK(pod.api_version() == "v1");
+  CHECK(pod.kind() == "Pod");
+  CHECK(pod.name() == "web-7d9f8-x2k4p");
+  CHECK(pod.generate_name() == "web-7d9f8-");
+  CHECK(pod.namespace_() == "prod");
+  CHECK(pod.uid() == "3f1c9a2e");
+  CHECK(pod.resource_version() == "184467321");
+  CHECK(pod.generation() == 3);
+  CHECK(pod.creation_timestamp() == "2024-05-14T09:21:33Z");
+  CHECK(pod.deletion_timestamp().empty());
+  CHECK(pod.key() == "prod/web-7d9f8-x2k4p");
+  CHECK(pod.json() == full_pod);
+}
+
+TEST_CASE("labels and annotations keep document order and unescape values", "[object][unit]") {
+  auto pod = Object::parse(full_pod).value();
+  auto labels = pod->labels();
+  REQUIRE(labels.size() == 3);
+  CHECK(labels[0].key == "app");
+  CHECK(labels[1].key == "tier");
+  CHECK(labels[2].value == "v2");
+  CHECK(pod->label("tier") == std::optional<std::string_view>("front"));
+  CHECK_FALSE(pod->label("missing"));
+  CHECK(pod->annotation("note") == std::optional<std::string_view>("say \"hi\""));
+  CHECK(pod->annotations().size() == 2);
+}
+
+TEST_CASE("owner references are read with their flags", "[object][unit]") {
+  auto owners = Object::parse(full_pod).value()->owner_references();
+  REQUIRE(owners.size() == 1);
+  CHECK(owners[0].kind == "ReplicaSet");
+  CHECK(owners[0].name == "web-7d9f8");
+  CHECK(owners[0].controller);
+  CHECK_FALSE(owners[0].block_owner_deletion);
+}
+
+TEST_CASE("a cluster-scoped object's key is its name", "[object][unit]") {
+  auto ns = Object::parse(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"kube-system"}})").value();
+  CHECK(ns->key() == "kube-system");
+  CHECK(ns->namespace_().empty());
+}
+
+TEST_CASE("escaped metadata strings are unescaped, unicode included", "[object][unit]") {
+  auto obj = Object::parse(
+                 R"({"kind":"ConfigMap","metadata":{"name":"caf\u00e9","namespace":"a\/b","labels":{"k\"ey":"\ud83d\ude00"}}})")
+                 .value();
+  CHECK(obj->name() == "caf\xC3\xA9");
+  CHECK(obj->namespace_() == "a/b");
+  CHECK(obj->key() == "a/b/caf\xC3\xA9");
+  CHECK(obj->label("k\"ey") == std::optional<std::string_view>("\xF0\x9F\x98\x80"));
+}
+
+TEST_CASE("null metadata fields read as empty", "[object][unit]") {
+  auto obj = Object::parse(
+                 R"({"kind":"Pod","metadata":{"name":"x","namespace":"d","creationTimestamp":null,"labels":null,"generation":null}})")
+                 .value();
+  CHECK(obj->creation_timestamp().empty());
+  CHECK(obj->label_count() == 0);
+  CHECK(obj->generation() == 0);
+}
+
+TEST_CASE("field() reads the body lazily by dotted path", "[object][unit]") {
+  auto pod = Object::parse(full_pod).value();
+  CHECK(pod->field("spec.nodeName").value() == "node-7");
+  CHECK(pod->field("status.phase").value() == "Running");
+  CHECK(pod->field("spec.priority").value() == "10");
+  CHECK(pod->field("spec.hostNetwork").value() == "false");
+  CHECK(pod->field("metadata.annotations.note").value() == "say \"hi\"");
+  auto containers = pod->field("spec.containers");
+  REQUIRE(containers);
+  CHECK(containers.value().front() == '[');
+  CHECK(containers.value().find("8080") != std::string::npos);
+  auto missing = pod->field("spec.schedulerName");
+  REQUIRE_FALSE(missing);
+  CHECK(missing.error().code == Errc::missing_field);
+  CHECK_FALSE(pod->field("spec.nodeName.deeper"));
+}
+
+TEST_CASE("malformed JSON gives decode_failed with a reason and byte offset", "[object][unit]") {
+  SECTION("a document that is not an object") {
+    auto r = Object::parse(R"([1,2])");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::decode_failed);
+    CHECK(r.error().message.find("not a JSON object") != std::string::npos);
+  }
+  SECTION("a metadata string of the wrong type") {
+    auto r = Object::parse(R"({"metadata":{"name":42}})");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message == "metadata.name must be a string at byte 20");
+  }
+  SECTION("trailing content after the object") {
+    auto r = Object::parse(R"({"metadata":{"name":"a"}} x)");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::decode_failed);
+    CHECK(r.error().message.find("malformed JSON") != std::string::npos);
+  }
+  SECTION("a missing closing brace in the unparsed body") {
+    auto r = Object::parse(R"({"metadata":{"name":"a"},"spec":{"x":[1,2})");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::decode_failed);
+    CHECK(r.error().message.find("byte") != std::string::npos);
+  }
+  SECTION("empty input") {
+    auto r = Object::parse("");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::decode_failed);
+  }
+}
+
+TEST_CASE("an object without a name is rejected as missing_field", "[object][unit]") {
+  auto r = Object::parse(R"({"kind":"Pod","metadata":{"namespace":"d"}})");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().code == Errc::missing_field);
+}
+
+TEST_CASE("every truncation of a valid object is reported, never accepted or crashed on", "[object][unit]") {
+  const std::string json = kinformer::testing::pod_json("foo", "12", {{"app", "x"}});
+  for (std::size_t n = 0; n < json.size(); ++n) {
+    auto r = Object::parse(std::string_view(json).substr(0, n));
+    INFO("truncated at " << n);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code != Errc::missing_field);  // truncation is a decode failure
+  }
+  CHECK(Object::parse(json));
+}
