@@ -100,10 +100,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
         bookmark_timer_(stream_.get_executor()),
         write_timer_(stream_.get_executor()) {}
 
-  ~Session() override {
-    registry_.remove(this);
-    if (watching_) shared_.counters->watches_active--;
-  }
+  ~Session() override { registry_.remove(this); }
 
   void run() {
     registry_.add(this, this->shared_from_this());
@@ -127,6 +124,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   void shutdown() {
     if (closed_) return;
     closed_ = true;
+    if (watching_) shared_.counters->watches_active--;
+    watching_ = false;
     if (wait_ticket_) shared_.store->cancel_wait(wait_ticket_);
     wait_ticket_ = 0;
     watch_timeout_.cancel();
@@ -204,7 +203,6 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     pending_.push_back(
         "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: no-cache, private\r\n"
         "Transfer-Encoding: chunked\r\n\r\n");
-    raw_header_pending_ = true;
     if (plan_->final_error) {
       queue_lines({*plan_->final_error});
       finish_watch();
@@ -218,7 +216,17 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       self->finish_watch();
     });
     if (plan_->bookmarks) arm_bookmark();
+    watch_for_hangup();
     pump();
+  }
+
+  // A watch only writes; this read notices a client that went away while no events flow.
+  void watch_for_hangup() {
+    stream_.async_read_some(net::buffer(hangup_probe_), [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+      if (self->closed_) return;
+      if (ec) return self->shutdown();
+      self->watch_for_hangup();  // stray bytes from the client are ignored
+    });
   }
 
   void arm_bookmark() {
@@ -330,14 +338,8 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     buffers.push_back(net::buffer(crlf));
   }
 
-  void after_watch() {
-    watching_ = false;
-    shared_.counters->watches_active--;
-    plan_.reset();
-    ending_ = false;
-    if (!keep_alive_) return shutdown();
-    read_request();
-  }
+  // The connection ends with the watch: the hang-up probe still owns the read side.
+  void after_watch() { shutdown(); }
 
   Stream stream_;
   const Shared& shared_;
@@ -352,7 +354,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   bool watching_ = false;
   bool ending_ = false;     // the terminating chunk is queued
   bool writing_ = false;    // one async_write in flight at most: the per-watcher memory bound
-  bool raw_header_pending_ = false;
+  char hangup_probe_[64];
   std::optional<WatchPlan> plan_;
   std::uint64_t position_ = 0;         // RV of the last store event taken from the history
   std::uint64_t wait_ticket_ = 0;      // store wake-up registration, 0 = none

@@ -18,7 +18,8 @@
 //     bounded store history at its own pace and holds at most one batch in flight.
 //     A watcher that falls out of the history is sent ERROR 410 and closed; one
 //     whose socket accepts nothing for watch_write_timeout is closed. Both are
-//     logged to stderr and counted in stats().slow_watchers_closed.
+//     logged to stderr and counted in stats().slow_watchers_closed. A watch's
+//     connection closes when the watch ends; a client hang-up is noticed at once.
 //   * stop() closes the listener and every connection, joins the I/O threads and,
 //     with a data_file, saves the snapshot (atomically). start() loads it first.
 // Threading: start()/stop() from one owning thread; store(), stats(), url() from any.

@@ -1,0 +1,141 @@
+// Scale: 1000 concurrent loopback watchers, and a stuck watcher that must not hold
+// the others back (issue 4, item 6).
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/apiserver/test_server.hpp"
+
+using kinformer::testing::TestServer;
+using kinformer::testing::WatchStream;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Each watcher costs two descriptors in this process (client and server side).
+bool raise_fd_limit(rlim_t wanted) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return false;
+  if (limit.rlim_cur >= wanted) return true;
+  limit.rlim_cur = std::min(wanted, limit.rlim_max);
+  return setrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur >= wanted;
+}
+
+std::uint64_t rv_in(const std::string& line) {
+  auto event = json::parse(line);
+  return std::stoull(event["object"]["metadata"]["resourceVersion"].get<std::string>());
+}
+
+}  // namespace
+
+TEST_CASE("1000 concurrent watchers each receive every event in order", "[apiserver][integration][scale]") {
+  constexpr int watchers = 1000;
+  constexpr int events = 100;
+  if (!raise_fd_limit(2 * watchers + 256)) {
+    WARN("skipped: RLIMIT_NOFILE cannot be raised to " << 2 * watchers + 256 << " descriptors");
+    return;
+  }
+  TestServer t;
+  auto start_rv = t.server().store().revision();
+  std::vector<std::unique_ptr<WatchStream>> streams;
+  for (int i = 0; i < watchers; ++i) {
+    streams.push_back(std::make_unique<WatchStream>(
+        t.port(), "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" + std::to_string(start_rv)));
+    REQUIRE(streams.back()->status() == 200);
+  }
+  CHECK(t.server().stats().watches_active == watchers);
+  for (int i = 0; i < events; ++i) {
+    if (i % 2 == 0)
+      t.create_configmap("cm-" + std::to_string(i));
+    else
+      REQUIRE(t.request("PATCH", "/api/v1/namespaces/default/configmaps/cm-" + std::to_string(i - 1),
+                        R"({"data":{"k":"v2"}})", "application/merge-patch+json").status == 200);
+  }
+  int complete = 0;
+  for (auto& stream : streams) {
+    std::uint64_t expected = start_rv + 1;
+    for (int i = 0; i < events; ++i) {
+      auto line = stream->next_line(20s);
+      if (!line) break;
+      if (rv_in(*line) != expected) break;
+      ++expected;
+    }
+    if (expected == start_rv + 1 + events) ++complete;
+  }
+  CHECK(complete == watchers);
+  streams.clear();
+  // The server notices closed watchers without any event to write.
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (t.server().stats().watches_active != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  CHECK(t.server().stats().watches_active == 0);
+}
+
+TEST_CASE("a watcher that stops reading is disconnected and does not hold back the others",
+          "[apiserver][integration][scale]") {
+  kinformer::apiserver::ServerOptions options;
+  options.watch_history = 400;
+  options.watch_write_timeout = 1s;
+  TestServer t(options);
+  auto start_rv = t.server().store().revision();
+  const std::string target = "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" + std::to_string(start_rv);
+
+  // The stuck watcher: asks for the stream and never reads a byte.
+  int stuck = kinformer::testing::connect_loopback(t.port());
+  REQUIRE(stuck >= 0);
+  int small = 4096;
+  ::setsockopt(stuck, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  std::string request = "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  REQUIRE(::send(stuck, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
+
+  constexpr int fast_watchers = 3;
+  constexpr int events = 300;
+  std::atomic<int> seen[fast_watchers] = {};
+  std::atomic<bool> in_order[fast_watchers] = {true, true, true};
+  std::vector<std::thread> readers;
+  for (int w = 0; w < fast_watchers; ++w)
+    readers.emplace_back([&, w] {
+      WatchStream stream(t.port(), target);
+      std::uint64_t expected = start_rv + 1;
+      while (seen[w] < events) {
+        auto line = stream.next_line(20s);
+        if (!line) return;
+        if (rv_in(*line) != expected++) in_order[w] = false;
+        seen[w]++;
+      }
+    });
+  std::this_thread::sleep_for(200ms);  // let the watchers connect
+  const std::string big(32 * 1024, 'x');  // 300 x 32 KiB overflows any socket buffer of the stuck watcher
+  for (int i = 0; i < events; ++i) {
+    json cm = {{"metadata", {{"name", "cm-" + std::to_string(i)}}}, {"data", {{"blob", big}}}};
+    REQUIRE(t.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump()).status == 201);
+    if (i % 50 == 49) {  // keep the fast ones inside the history window on a busy machine
+      auto deadline = std::chrono::steady_clock::now() + 20s;
+      auto caught_up = [&] {
+        for (auto& s : seen) if (s < i - 100) return false;
+        return true;
+      };
+      while (!caught_up() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+    }
+  }
+  for (auto& r : readers) r.join();
+  for (int w = 0; w < fast_watchers; ++w) {
+    CHECK(seen[w] == events);
+    CHECK(in_order[w]);
+  }
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (t.server().stats().slow_watchers_closed < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  CHECK(t.server().stats().slow_watchers_closed == 1);
+  // Memory stays bounded: the store keeps only the configured history.
+  CHECK(t.server().store().revision() - t.server().store().compacted_through() <= options.watch_history);
+  ::close(stuck);
+}
