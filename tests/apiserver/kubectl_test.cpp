@@ -240,7 +240,7 @@ TEST_CASE("kubectl works with custom resources over TLS with a bearer token", "[
   auto refused = denied.run("get metricseries");
   CHECK(refused.exit_code != 0);
   // On a 401 over TLS kubectl asks for a user name; with stdin at EOF it fails.
-  CHECK(refused.err.find("Username") != std::string::npos);
+  CHECK((refused.out + refused.err).find("Username") != std::string::npos);
   Kubectl k(kubectl, t.server().url(), "--certificate-authority " + cert + " --token t0ken");
   const char* series = "apiVersion: metrics.kinformer.io/v1\nkind: MetricSeries\nmetadata:\n  name: cpu\nspec:\n  window: %d\n";
   char text[256];
