@@ -173,6 +173,38 @@ HttpReply http_request(std::uint16_t port, const std::string& method, const std:
   return reply;
 }
 
+HttpConnection::HttpConnection(std::uint16_t port) : fd_(connect_loopback(port)) {}
+
+HttpConnection::~HttpConnection() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+HttpReply HttpConnection::request(const std::string& method, const std::string& target, const std::string& body,
+                                  const std::string& content_type, std::chrono::milliseconds timeout) {
+  HttpReply reply;
+  auto deadline = Clock::now() + timeout;
+  if (fd_ < 0 || !send_all(fd_, request_text(method, target, body, content_type, {}, false))) {
+    reply.error = "not connected";
+    return reply;
+  }
+  int status = 0;
+  while (!parse_head(raw_, status, reply.headers))
+    if (read_some(fd_, raw_, deadline) != 1) {
+      reply.error = "no response header";
+      return reply;
+    }
+  std::size_t length = reply.headers.count("content-length") ? std::stoul(reply.headers["content-length"]) : 0;
+  while (raw_.size() < length)
+    if (read_some(fd_, raw_, deadline) != 1) {
+      reply.error = "incomplete response body";
+      return reply;
+    }
+  reply.body = raw_.substr(0, length);
+  raw_.erase(0, length);
+  reply.status = status;
+  return reply;
+}
+
 WatchStream::WatchStream(std::uint16_t port, const std::string& target, const Headers& headers,
                          std::chrono::milliseconds timeout) {
   auto deadline = Clock::now() + timeout;

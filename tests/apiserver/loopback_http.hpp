@@ -39,6 +39,24 @@ HttpReply http_request(std::uint16_t port, const std::string& method, const std:
 /// Connects to 127.0.0.1:port; -1 on failure. For raw-socket tests.
 int connect_loopback(std::uint16_t port);
 
+/// One kept-alive connection for many sequential requests (bench: no connect per request).
+class HttpConnection {
+ public:
+  explicit HttpConnection(std::uint16_t port);
+  ~HttpConnection();
+  HttpConnection(const HttpConnection&) = delete;
+  HttpConnection& operator=(const HttpConnection&) = delete;
+  bool connected() const { return fd_ >= 0; }
+  /// Content-Length replies only (every non-watch reply of the API server).
+  HttpReply request(const std::string& method, const std::string& target, const std::string& body = "",
+                    const std::string& content_type = "application/json",
+                    std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+ private:
+  int fd_ = -1;
+  std::string raw_;
+};
+
 class WatchStream {
  public:
   /// Sends GET target and reads the response header (up to `timeout`).

@@ -1,0 +1,186 @@
+// bench_apiserver: the embedded API server's watch fan-out and write throughput over
+// loopback HTTP (issue 4, item 8). One JSON object per line on stdout (style.md §5);
+// progress on stderr. About a minute on 2 cores.
+//
+//   watch_fanout: W watchers (1, 100, 1000) follow one collection while N objects are
+//     created in-process as fast as the store takes them; events_per_s = N / time until
+//     every watcher has every event; deliveries_per_s = W * N / that time.
+//   create / update: C client threads on kept-alive connections POST new configmaps,
+//     then PUT changed ones; requests_per_s over all threads.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "apiserver/server.hpp"
+#include "tests/apiserver/loopback_http.hpp"
+
+namespace {
+
+using kinformer::apiserver::Server;
+using kinformer::apiserver::ServerOptions;
+using kinformer::testing::HttpConnection;
+using kinformer::testing::WatchStream;
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr int runs = 5;
+const std::string payload(512, 'x');  // a ~700-byte configmap, a typical small object
+
+struct Summary {
+  double median, min, max;
+};
+
+Summary summarize(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// One run: returns seconds from the first write until every watcher has all `events` lines.
+double fanout_run(int watchers, int events) {
+  ServerOptions options;
+  options.watch_history = static_cast<std::size_t>(events) + 16;
+  options.watch_write_timeout = std::chrono::seconds(60);
+  Server server(options);
+  auto port = server.start();
+  if (!port) {
+    std::fprintf(stderr, "bench: %s\n", port.error().message.c_str());
+    std::exit(1);
+  }
+  const auto& cms = *server.registry().find("", "v1", "configmaps");
+  auto start_rv = server.store().revision();
+  std::vector<std::unique_ptr<WatchStream>> streams;
+  int epoll = ::epoll_create1(EPOLL_CLOEXEC);
+  for (int i = 0; i < watchers; ++i) {
+    streams.push_back(std::make_unique<WatchStream>(
+        port.value(), "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" + std::to_string(start_rv)));
+    if (streams.back()->status() != 200) {
+      std::fprintf(stderr, "bench: watcher %d did not start\n", i);
+      std::exit(1);
+    }
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u32 = static_cast<std::uint32_t>(i);
+    ::epoll_ctl(epoll, EPOLL_CTL_ADD, streams.back()->fd(), &ev);
+  }
+  std::vector<long> seen(static_cast<std::size_t>(watchers), 0);
+  auto start = Clock::now();
+  std::thread writer([&] {
+    for (int i = 0; i < events; ++i) {
+      json cm = {{"metadata", {{"name", "cm-" + std::to_string(i)}}}, {"data", {{"blob", payload}}}};
+      (void)server.store().create(cms, "default", std::move(cm), false);
+    }
+  });
+  int complete = 0;
+  std::vector<epoll_event> ready(1024);
+  auto deadline = Clock::now() + std::chrono::seconds(120);
+  while (complete < watchers && Clock::now() < deadline) {
+    int n = ::epoll_wait(epoll, ready.data(), static_cast<int>(ready.size()), 1000);
+    for (int i = 0; i < n; ++i) {
+      auto w = ready[static_cast<std::size_t>(i)].data.u32;
+      long got = streams[w]->drain_count();
+      if (got <= 0) continue;
+      bool was_done = seen[w] >= events;
+      seen[w] += got;
+      if (!was_done && seen[w] >= events) ++complete;
+    }
+  }
+  double took = seconds_since(start);
+  writer.join();
+  ::close(epoll);
+  if (complete < watchers) {
+    std::fprintf(stderr, "bench: only %d of %d watchers got all %d events\n", complete, watchers, events);
+    std::exit(1);
+  }
+  streams.clear();
+  (void)server.stop();
+  return took;
+}
+
+void bench_fanout(int watchers, int events) {
+  std::vector<double> rates;
+  for (int r = 0; r < runs; ++r) {
+    double took = fanout_run(watchers, events);
+    rates.push_back(events / took);
+    std::fprintf(stderr, "bench: fan-out to %d watchers, run %d: %.0f events/s\n", watchers, r + 1, events / took);
+  }
+  auto s = summarize(rates);
+  std::printf("{\"bench\":\"apiserver_watch_fanout\",\"watchers\":%d,\"events\":%d,\"object_bytes\":%zu,\"runs\":%d,"
+              "\"median_events_per_s\":%.0f,\"min_events_per_s\":%.0f,\"max_events_per_s\":%.0f,"
+              "\"median_deliveries_per_s\":%.0f}\n",
+              watchers, events, payload.size() + 150, runs, s.median, s.min, s.max, s.median * watchers);
+  std::fflush(stdout);
+}
+
+void bench_writes(int clients, int per_client) {
+  std::vector<double> create_rates, update_rates;
+  for (int r = 0; r < runs; ++r) {
+    Server server(ServerOptions{});
+    auto port = server.start();
+    if (!port) std::exit(1);
+    auto phase = [&](bool update) {
+      std::atomic<int> failures{0};
+      auto start = Clock::now();
+      std::vector<std::thread> threads;
+      for (int c = 0; c < clients; ++c)
+        threads.emplace_back([&, c] {
+          HttpConnection connection(port.value());
+          for (int i = 0; i < per_client; ++i) {
+            auto name = "cm-" + std::to_string(c) + "-" + std::to_string(i);
+            json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}},
+                       {"data", {{"blob", payload}, {"round", update ? "2" : "1"}}}};
+            auto reply = update ? connection.request("PUT", "/api/v1/namespaces/default/configmaps/" + name, cm.dump())
+                                : connection.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump());
+            if (reply.status != (update ? 200 : 201)) failures++;
+          }
+        });
+      for (auto& t : threads) t.join();
+      double took = seconds_since(start);
+      if (failures) {
+        std::fprintf(stderr, "bench: %d failed requests\n", failures.load());
+        std::exit(1);
+      }
+      return clients * per_client / took;
+    };
+    create_rates.push_back(phase(false));
+    update_rates.push_back(phase(true));
+    std::fprintf(stderr, "bench: writes run %d: create %.0f/s update %.0f/s\n", r + 1, create_rates.back(),
+                 update_rates.back());
+    (void)server.stop();
+  }
+  for (auto [name, rates] : {std::pair{"apiserver_create", create_rates}, std::pair{"apiserver_update", update_rates}}) {
+    auto s = summarize(rates);
+    std::printf("{\"bench\":\"%s\",\"clients\":%d,\"requests\":%d,\"connection\":\"keep-alive\",\"runs\":%d,"
+                "\"median_requests_per_s\":%.0f,\"min_requests_per_s\":%.0f,\"max_requests_per_s\":%.0f}\n",
+                name, clients, clients * per_client, runs, s.median, s.min, s.max);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main() {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, 8192);
+  setrlimit(RLIMIT_NOFILE, &limit);
+  std::printf("{\"bench\":\"setup\",\"build\":\"Release\",\"hardware_threads\":%u,\"server_io_threads\":%u}\n",
+              std::thread::hardware_concurrency(), ServerOptions{}.threads);
+  std::fflush(stdout);
+  bench_fanout(1, 50000);
+  bench_fanout(100, 5000);
+  bench_fanout(1000, 1000);
+  bench_writes(2, 2000);
+  return 0;
+}
