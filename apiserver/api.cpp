@@ -90,6 +90,14 @@ std::optional<std::uint64_t> parse_unsigned(const std::string& text) {
   return std::stoull(text);
 }
 
+// resourceVersion: absent (nullopt) or an unsigned integer; anything else is 400.
+ApiResult<std::optional<std::uint64_t>> resource_version_param(const std::string& text) {
+  if (text.empty()) return std::optional<std::uint64_t>{};
+  auto rv = parse_unsigned(text);
+  if (!rv) return ApiError::bad_request("invalid resource version \"" + text + "\"");
+  return rv;
+}
+
 HttpResponse ok_json(std::string body, int status = 200) { return HttpResponse{status, "application/json", std::move(body)}; }
 
 ApiError list_options_invalid(const std::string& field, const std::string& message) {
@@ -230,11 +238,9 @@ class RequestHandler {
         return error_response(list_options_invalid("resourceVersionMatch",
                                                    "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
     }
-    std::optional<std::uint64_t> rv;
-    if (!rv_text.empty()) {
-      rv = parse_unsigned(rv_text);
-      if (!rv) return error_response(ApiError::bad_request("invalid resource version \"" + rv_text + "\""));
-    }
+    auto rv_param = resource_version_param(rv_text);
+    if (!rv_param) return error_response(rv_param.error());
+    std::optional<std::uint64_t> rv = rv_param.value();
     Store::ListQuery q;
     q.namespace_name = t.namespace_name;
     q.limit = limit;
@@ -296,11 +302,9 @@ class RequestHandler {
     if (!initial_events && !match.empty())
       return error_response(list_options_invalid("resourceVersionMatch",
                                                  "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
-    std::optional<std::uint64_t> rv;
-    if (!rv_text.empty()) {
-      rv = parse_unsigned(rv_text);
-      if (!rv) return error_response(ApiError::bad_request("invalid resource version \"" + rv_text + "\""));
-    }
+    auto rv_param = resource_version_param(rv_text);
+    if (!rv_param) return error_response(rv_param.error());
+    std::optional<std::uint64_t> rv = rv_param.value();
     WatchPlan plan{std::move(filter).value(), 0, {}, std::nullopt, flag(query_, "allowWatchBookmarks"), {}};
     if (auto ts = param(query_, "timeoutSeconds"); !ts.empty()) {
       auto seconds = parse_unsigned(ts);

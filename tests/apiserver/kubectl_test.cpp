@@ -70,6 +70,14 @@ class Kubectl {
     return r;
   }
 
+  /// run() that must succeed; kubectl's stderr is shown when it does not.
+  Run run_ok(const std::string& args) const {
+    auto r = run(args);
+    INFO("kubectl " << args << " said: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    return r;
+  }
+
   const std::string& dir() const { return dir_; }
 
  private:
@@ -105,20 +113,14 @@ TEST_CASE("kubectl apply creates, then apply of a changed manifest patches the p
   TestServer t;
   Kubectl k(kubectl, t.server().url());
   auto manifest = k.file("pod.yaml", pod_manifest("demo"));
-  auto created = k.run("apply -f " + manifest);
-  INFO(created.err);
-  REQUIRE(created.exit_code == 0);
-  CHECK(created.out == "pod/web created\n");
+  CHECK(k.run_ok("apply -f " + manifest).out == "pod/web created\n");
   auto pod = stored(t, "pods", "web");
   REQUIRE(pod.is_object());
   CHECK(pod["metadata"]["labels"]["app"] == "demo");
   CHECK(pod["metadata"]["annotations"].contains("kubectl.kubernetes.io/last-applied-configuration"));
 
   auto changed = k.file("pod2.yaml", pod_manifest("demo2"));
-  auto configured = k.run("apply -f " + changed);
-  INFO(configured.err);
-  REQUIRE(configured.exit_code == 0);
-  CHECK(configured.out == "pod/web configured\n");
+  CHECK(k.run_ok("apply -f " + changed).out == "pod/web configured\n");
   pod = stored(t, "pods", "web");
   CHECK(pod["metadata"]["labels"]["app"] == "demo2");
   CHECK(pod["spec"]["containers"].size() == 1);
@@ -130,14 +132,10 @@ TEST_CASE("kubectl apply --server-side creates and updates a configmap", "[apise
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
-  auto first = k.run("apply --server-side -f " + k.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: \"1\"\n"));
-  INFO(first.err);
-  REQUIRE(first.exit_code == 0);
+  auto first = k.run_ok("apply --server-side -f " + k.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: \"1\"\n"));
   CHECK(first.out == "configmap/settings serverside-applied\n");
   CHECK(stored(t, "configmaps", "settings")["data"]["level"] == "1");
-  auto second = k.run("apply --server-side -f " + k.file("cm2.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: \"2\"\n"));
-  INFO(second.err);
-  REQUIRE(second.exit_code == 0);
+  k.run_ok("apply --server-side -f " + k.file("cm2.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: \"2\"\n"));
   CHECK(stored(t, "configmaps", "settings")["data"]["level"] == "2");
 }
 
@@ -146,10 +144,7 @@ TEST_CASE("kubectl create makes the object and a second create reports AlreadyEx
   TestServer t;
   Kubectl k(kubectl, t.server().url());
   auto manifest = k.file("pod.yaml", pod_manifest("demo"));
-  auto created = k.run("create -f " + manifest);
-  INFO(created.err);
-  REQUIRE(created.exit_code == 0);
-  CHECK(created.out == "pod/web created\n");
+  CHECK(k.run_ok("create -f " + manifest).out == "pod/web created\n");
   CHECK(stored(t, "pods", "web")["spec"]["containers"][0]["image"] == "busybox");
   auto again = k.run("create -f " + manifest);
   CHECK(again.exit_code != 0);
@@ -162,9 +157,7 @@ TEST_CASE("kubectl get and get -o json show the server's objects", "[apiserver][
   t.create_configmap("alpha", {{"app", "a"}});
   t.create_configmap("beta", {{"app", "b"}});
   Kubectl k(kubectl, t.server().url());
-  auto table = k.run("get configmaps");
-  INFO(table.err);
-  REQUIRE(table.exit_code == 0);
+  auto table = k.run_ok("get configmaps");
   CHECK(table.out.find("alpha") != std::string::npos);
   CHECK(table.out.find("beta") != std::string::npos);
   auto selected = k.run("get cm -l app=b -o name");
@@ -193,13 +186,9 @@ TEST_CASE("kubectl get -w sees ADDED, MODIFIED and DELETED made by kubectl label
     std::this_thread::sleep_for(20ms);
   REQUIRE(t.server().stats().watches_active == 1);
 
-  auto labelled = k.run("label pod web tier=frontend");
-  INFO(labelled.err);
-  REQUIRE(labelled.exit_code == 0);
+  k.run_ok("label pod web tier=frontend");
   CHECK(stored(t, "pods", "web")["metadata"]["labels"]["tier"] == "frontend");
-  auto deleted = k.run("delete pod web");
-  INFO(deleted.err);
-  REQUIRE(deleted.exit_code == 0);
+  auto deleted = k.run_ok("delete pod web");
   CHECK(deleted.out == "pod \"web\" deleted\n");
   CHECK(stored(t, "pods", "web").is_null());
 
@@ -245,13 +234,9 @@ TEST_CASE("kubectl works with custom resources over TLS with a bearer token", "[
   const char* series = "apiVersion: metrics.kinformer.io/v1\nkind: MetricSeries\nmetadata:\n  name: cpu\nspec:\n  window: %d\n";
   char text[256];
   std::snprintf(text, sizeof text, series, 1);
-  auto created = k.run("apply -f " + k.file("ms.yaml", text));
-  INFO(created.err);
-  REQUIRE(created.exit_code == 0);
+  k.run_ok("apply -f " + k.file("ms.yaml", text));
   std::snprintf(text, sizeof text, series, 2);
-  auto updated = k.run("apply -f " + k.file("ms2.yaml", text));
-  INFO(updated.err);
-  REQUIRE(updated.exit_code == 0);
+  k.run_ok("apply -f " + k.file("ms2.yaml", text));
   auto object = stored(t, "metricseries", "cpu", "metrics.kinformer.io");
   CHECK(object["spec"]["window"] == 2);
   CHECK(object["metadata"]["generation"] == 2);
