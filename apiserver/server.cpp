@@ -438,7 +438,7 @@ Result<std::uint16_t> Server::start() {
   auto address = net::ip::make_address(s.options.bind_address, ec);
   if (ec) return Error{Errc::server_error, "invalid bind address \"" + s.options.bind_address + "\": " + ec.message()};
   tcp::endpoint endpoint(address, s.options.port);
-  s.acceptor.emplace(s.ioc);
+  s.acceptor.emplace(net::make_strand(s.ioc));  // accept handlers and stop()'s close never overlap
   s.acceptor->open(endpoint.protocol(), ec);
   if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) s.acceptor->bind(endpoint, ec);
@@ -462,7 +462,7 @@ Result<void> Server::stop() {
   auto& s = *impl_;
   if (!s.running) return {};
   s.running = false;
-  net::post(s.ioc, [&s] {
+  net::post(s.acceptor->get_executor(), [&s] {
     beast::error_code ignored;
     s.acceptor->close(ignored);
   });
