@@ -182,8 +182,8 @@ struct Target {
 
 class RequestHandler {
  public:
-  RequestHandler(const ResourceRegistry& registry, Store& store, const HttpRequest& request, Query query)
-      : registry_(registry), store_(store), request_(request), query_(std::move(query)) {}
+  RequestHandler(Store& store, AppliedConfigurations& applied, const HttpRequest& request, Query query)
+      : store_(store), applied_(applied), request_(request), query_(std::move(query)) {}
 
   ApiReply dispatch(const Target& t) {
     const auto& m = request_.method;
@@ -439,7 +439,8 @@ class RequestHandler {
       return error_response(ApiError{415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
                                      "strategic merge patch is not supported for custom resources; use "
                                      "application/merge-patch+json", {}, {}, {}, {}, {}});
-    if (kind == Kind::apply && param(query_, "fieldManager").empty())
+    const std::string manager = param(query_, "fieldManager");
+    if (kind == Kind::apply && manager.empty())
       return error_response(ApiError::invalid("meta.k8s.io", "PatchOptions", "",
                                               {{"FieldValueRequired", "Required value: is required for apply patch", "fieldManager"}}));
     auto document = decode_body(request_.body, kind == Kind::apply ? BodyFormat::yaml : BodyFormat::json);
@@ -465,10 +466,17 @@ class RequestHandler {
             case Kind::merge: failed = apply_merge_patch(result, patch_document); break;
             case Kind::strategic: failed = apply_strategic_merge_patch(result, patch_document); break;
             case Kind::json_patch: failed = apply_json_patch(result, patch_document); break;
-            case Kind::apply:
-              failed = t.type->builtin ? apply_strategic_merge_patch(result, patch_document)
-                                       : apply_merge_patch(result, patch_document);
+            case Kind::apply: {
+              auto uid = current->at("metadata").value("uid", "");
+              if (auto previous = applied_.get(uid, manager)) {
+                json removals = removal_patch(json::parse(*previous), patch_document);
+                if (!removals.empty()) failed = apply_strategic_merge_patch(result, removals);
+              }
+              if (!failed)
+                failed = t.type->builtin ? apply_strategic_merge_patch(result, patch_document)
+                                         : apply_merge_patch(result, patch_document);
               break;
+            }
           }
           if (failed) return *failed;
           if (!result.is_object() || !result.contains("metadata") || !result["metadata"].is_object())
@@ -478,6 +486,7 @@ class RequestHandler {
         },
         kind == Kind::apply && t.subresource.empty(), dry.value());
     if (!written) return error_response(written.error());
+    if (kind == Kind::apply && !dry.value()) applied_.set(written->object->uid, manager, patch_document.dump());
     return ok_json(written->object->json, written->created ? 201 : 200);
   }
 
@@ -535,13 +544,25 @@ class RequestHandler {
     return ok_json(std::move(body));
   }
 
-  const ResourceRegistry& registry_;
   Store& store_;
+  AppliedConfigurations& applied_;
   const HttpRequest& request_;
   Query query_;
 };
 
 }  // namespace
+
+std::optional<std::string> AppliedConfigurations::get(const std::string& uid, const std::string& manager) const {
+  std::lock_guard lock(mu_);
+  auto it = configs_.find(uid + "/" + manager);
+  if (it == configs_.end()) return std::nullopt;
+  return it->second;
+}
+
+void AppliedConfigurations::set(const std::string& uid, const std::string& manager, std::string config) {
+  std::lock_guard lock(mu_);
+  configs_[uid + "/" + manager] = std::move(config);
+}
 
 HttpResponse error_response(const ApiError& error) { return HttpResponse{error.code, "application/json", error.to_status_json()}; }
 
@@ -614,7 +635,7 @@ ApiReply Api::route(const HttpRequest& request, const std::string& server_addres
     }
     if (rest.size() == 3) t.subresource = rest[2];
   }
-  RequestHandler handler(registry_, store_, request, std::move(query));
+  RequestHandler handler(store_, applied_, request, std::move(query));
   return handler.dispatch(t);
 }
 

@@ -16,13 +16,20 @@
 //   * Watches: unset or "0" resourceVersion starts with synthetic ADDED events; an
 //     RV older than the history is an ERROR 410 event (HTTP 200), as kube-apiserver.
 //   * Writes: create/update/patch (merge, strategic merge for built-ins, JSON patch,
-//     server-side apply as create-or-merge without managedFields), delete, deletecollection.
+//     server-side apply), delete, deletecollection.
+//   * Server-side apply without managedFields: the object is created if absent, else
+//     the configuration is merged in (strategic for built-ins), and what the same
+//     fieldManager applied before but no longer applies is removed. Those last applied
+//     configurations live in this object's memory only (keyed by object uid), so
+//     conflicts between managers are not detected and a restart forgets them.
 // Threading: const and thread-safe (the Store locks).
 // Not here: sockets, chunking, auth, TLS, body size limits (server.hpp).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -59,6 +66,17 @@ struct WatchPlan {
 
 using ApiReply = std::variant<HttpResponse, WatchPlan>;
 
+/// The configuration each field manager last applied to each object (server-side apply).
+class AppliedConfigurations {
+ public:
+  std::optional<std::string> get(const std::string& uid, const std::string& manager) const;
+  void set(const std::string& uid, const std::string& manager, std::string config);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> configs_;  // guarded by mu_; "uid/manager" -> configuration JSON
+};
+
 class Api {
  public:
   Api(const ResourceRegistry& registry, Store& store) : registry_(registry), store_(store) {}
@@ -71,6 +89,7 @@ class Api {
 
   const ResourceRegistry& registry_;
   Store& store_;
+  mutable AppliedConfigurations applied_;
 };
 
 /// A Status rendered as a response.

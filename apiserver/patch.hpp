@@ -13,6 +13,10 @@
 //     `$setElementOrder/` and `$retainKeys` are accepted and ignored (order and
 //     retained keys are not enforced).
 //   * apply_json_patch: RFC 6902 operations (add/remove/replace/move/copy/test).
+//   * removal_patch(previous, next): the strategic merge patch that removes what an
+//     earlier applied configuration set and the next one no longer does (keys become
+//     null, keyed list elements `$patch: delete`): server-side apply's field removal
+//     for one field manager, without managedFields.
 //   * On error the target is unspecified: callers patch a copy. Malformed patch
 //     documents are 400 BadRequest, operations that do not apply 422 Invalid.
 // Threading: pure functions. Errors: ApiError values; never throws.
@@ -29,5 +33,6 @@ namespace kinformer::apiserver {
 std::optional<ApiError> apply_merge_patch(nlohmann::json& target, const nlohmann::json& patch);
 std::optional<ApiError> apply_strategic_merge_patch(nlohmann::json& target, const nlohmann::json& patch);
 std::optional<ApiError> apply_json_patch(nlohmann::json& target, const nlohmann::json& operations);
+nlohmann::json removal_patch(const nlohmann::json& previous, const nlohmann::json& next);
 
 }  // namespace kinformer::apiserver

@@ -135,8 +135,10 @@ TEST_CASE("kubectl apply --server-side creates and updates a configmap", "[apise
   auto first = k.run_ok("apply --server-side -f " + k.file("cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: \"1\"\n"));
   CHECK(first.out == "configmap/settings serverside-applied\n");
   CHECK(stored(t, "configmaps", "settings")["data"]["level"] == "1");
-  k.run_ok("apply --server-side -f " + k.file("cm2.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: \"2\"\n"));
-  CHECK(stored(t, "configmaps", "settings")["data"]["level"] == "2");
+  k.run_ok("apply --server-side -f " + k.file("cm2.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: \"2\"\n  mode: fast\n"));
+  CHECK(stored(t, "configmaps", "settings")["data"] == json({{"level", "2"}, {"mode", "fast"}}));
+  k.run_ok("apply --server-side -f " + k.file("cm3.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: slow\n"));
+  CHECK(stored(t, "configmaps", "settings")["data"] == json({{"mode", "slow"}}));  // "level" is no longer applied
 }
 
 TEST_CASE("kubectl create makes the object and a second create reports AlreadyExists", "[apiserver][kubectl][integration]") {

@@ -353,6 +353,26 @@ TEST_CASE("patches: merge, strategic merge by container name, JSON patch with te
   CHECK(t.request("PATCH", "/api/v1/namespaces/default/configmaps/applied", "{}", "application/apply-patch+yaml").status == 422);
 }
 
+TEST_CASE("server-side apply removes what the same field manager applied before and no longer applies",
+          "[apiserver][integration]") {
+  TestServer t;
+  const std::string item = "/api/v1/namespaces/default/pods/ssa?fieldManager=tool";
+  json config = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "ssa"}, {"labels", {{"a", "1"}, {"b", "2"}}}}},
+                 {"spec", {{"containers", {{{"name", "one"}, {"image", "busybox"}}, {{"name", "two"}, {"image", "nginx"}}}}}}};
+  REQUIRE(t.request("PATCH", item, config.dump(), "application/apply-patch+yaml").status == 201);
+  // Another manager's label survives the first manager's removals.
+  REQUIRE(t.request("PATCH", "/api/v1/namespaces/default/pods/ssa", R"({"metadata":{"labels":{"other":"x"}}})",
+                    "application/merge-patch+json").status == 200);
+  config["metadata"]["labels"].erase("b");
+  config["spec"]["containers"] = {{{"name", "one"}, {"image", "busybox:2"}}};
+  auto reply = t.request("PATCH", item, config.dump(), "application/apply-patch+yaml");
+  REQUIRE(reply.status == 200);
+  auto pod = TestServer::json_of(reply);
+  CHECK(pod["metadata"]["labels"] == json({{"a", "1"}, {"other", "x"}}));
+  REQUIRE(pod["spec"]["containers"].size() == 1);
+  CHECK(pod["spec"]["containers"][0]["image"] == "busybox:2");
+}
+
 TEST_CASE("custom resources: CRUD, generation, strategic merge refused with 415", "[apiserver][integration]") {
   auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
   REQUIRE(registry.add(kinformer::apiserver::ResourceRegistry::parse_spec("metrics.kinformer.io/v1/MetricSeries/metricseries").value()));
