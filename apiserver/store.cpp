@@ -466,6 +466,13 @@ Result<void> Store::save(const std::string& path) const {
     ::unlink(temp.c_str());
     return {Errc::server_error, "cannot replace " + path + ": " + std::strerror(errno)};
   }
+  // The rename is durable once the directory entry is.
+  auto slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
+    (void)::fsync(dir_fd);
+    ::close(dir_fd);
+  }
   return {};
 }
 
