@@ -11,6 +11,7 @@
 #include "apiserver/body_decoder.hpp"
 #include "apiserver/discovery.hpp"
 #include "apiserver/patch.hpp"
+#include "apiserver/protobuf_decoder.hpp"
 
 namespace kinformer::apiserver {
 
@@ -347,8 +348,9 @@ class RequestHandler {
     auto ct = base_content_type(request_.content_type);
     BodyFormat format = BodyFormat::json;
     if (ct == "application/yaml") format = BodyFormat::yaml;
+    else if (ct == "application/vnd.kubernetes.protobuf") format = BodyFormat::protobuf;
     else if (!ct.empty() && ct != "application/json") return ApiError::unsupported_media_type(ct);
-    auto body = decode_body(request_.body, format);
+    auto body = format == BodyFormat::protobuf ? decode_protobuf(request_.body) : decode_body(request_.body, format);
     if (!body) return body;
     return checked_object(t, std::move(body).value());
   }

@@ -59,6 +59,7 @@ ApiResult<json> decode_body(std::string_view body, BodyFormat format) {
       return ApiError::bad_request(std::string("the request body is not valid JSON: ") + e.what());
     }
   }
+  if (format == BodyFormat::protobuf) return ApiError::internal("protobuf bodies go to decode_protobuf()");
   try {
     auto documents = YAML::LoadAll(std::string(body));
     if (documents.size() != 1)

@@ -18,7 +18,7 @@
 
 namespace kinformer::apiserver {
 
-enum class BodyFormat { json, yaml };
+enum class BodyFormat { json, yaml, protobuf };  // protobuf: apiserver/protobuf_decoder.hpp
 
 ApiResult<nlohmann::json> decode_body(std::string_view body, BodyFormat format);
 

@@ -153,6 +153,18 @@ TEST_CASE("kubectl create makes the object and a second create reports AlreadyEx
   CHECK(again.err.find("Error from server (AlreadyExists)") != std::string::npos);
 }
 
+TEST_CASE("kubectl create namespace and create configmap work (protobuf request bodies)", "[apiserver][kubectl][integration]") {
+  REQUIRE_KUBECTL(kubectl);
+  TestServer t;
+  Kubectl k(kubectl, t.server().url());
+  CHECK(k.run_ok("create namespace team").out == "namespace/team created\n");
+  CHECK(k.run_ok("-n team create configmap settings --from-literal=level=3").out == "configmap/settings created\n");
+  const auto* cms = t.server().registry().find("", "v1", "configmaps");
+  auto stored_cm = t.server().store().get(*cms, "team", "settings");
+  REQUIRE(stored_cm);
+  CHECK(json::parse((*stored_cm)->json)["data"] == json({{"level", "3"}}));
+}
+
 TEST_CASE("kubectl get and get -o json show the server's objects", "[apiserver][kubectl][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;

@@ -23,6 +23,11 @@ json line_json(const std::optional<std::string>& line) {
 
 std::string rv_of(const json& object) { return object["metadata"]["resourceVersion"].get<std::string>(); }
 
+// A protobuf length-delimited field (lengths below 128 only).
+std::string pb(int number, const std::string& bytes) {
+  return std::string(1, static_cast<char>(number << 3 | 2)) + static_cast<char>(bytes.size()) + bytes;
+}
+
 }  // namespace
 
 TEST_CASE("version reports Kubernetes 1.32 so the kubectl dispatcher runs kubectl 1.32", "[apiserver][integration]") {
@@ -521,6 +526,30 @@ TEST_CASE("bad input gets a clear Status and leaves stored objects intact", "[ap
   auto after = t.request("GET", item);
   REQUIRE(after.status == 200);
   CHECK(TestServer::json_of(after) == a);
+}
+
+TEST_CASE("protobuf bodies of ConfigMaps and Namespaces decode; other kinds are refused with 415",
+          "[apiserver][integration]") {
+  TestServer t;
+  const std::string magic("k8s\0", 4);
+  auto envelope = [&](const std::string& kind, const std::string& raw) {
+    return magic + pb(1, pb(1, "v1") + pb(2, kind)) + pb(2, raw);
+  };
+  auto cm = envelope("ConfigMap", pb(1, pb(1, "from-pb") + pb(11, pb(1, "app") + pb(2, "x"))) + pb(2, pb(1, "k") + pb(2, "v")));
+  auto created = t.request("POST", "/api/v1/namespaces/default/configmaps", cm, "application/vnd.kubernetes.protobuf");
+  REQUIRE(created.status == 201);
+  auto object = TestServer::json_of(created);
+  CHECK(object["data"] == json({{"k", "v"}}));
+  CHECK(object["metadata"]["labels"] == json({{"app", "x"}}));
+  auto ns = envelope("Namespace", pb(1, pb(1, "pb-team")));
+  CHECK(t.request("POST", "/api/v1/namespaces", ns, "application/vnd.kubernetes.protobuf").status == 201);
+  auto pod = envelope("Pod", pb(1, pb(1, "p")));
+  auto refused = t.request("POST", "/api/v1/namespaces/default/pods", pod, "application/vnd.kubernetes.protobuf");
+  CHECK(refused.status == 415);
+  CHECK(TestServer::json_of(refused)["message"].get<std::string>().find("send the object as JSON") != std::string::npos);
+  CHECK(t.request("POST", "/api/v1/namespaces/default/configmaps", magic + "\x12\x7f",
+                  "application/vnd.kubernetes.protobuf").status == 400);
+  CHECK(t.request("POST", "/api/v1/namespaces/default/configmaps", "garbage", "application/vnd.kubernetes.protobuf").status == 400);
 }
 
 TEST_CASE("with a token every request needs the bearer token", "[apiserver][integration]") {
