@@ -84,6 +84,7 @@ std::string aggregated_discovery_json(const ResourceRegistry& registry, bool cor
                          {"singularResource", t.singular},
                          {"verbs", main_verbs}};
         if (!t.short_names.empty()) resource["shortNames"] = t.short_names;
+        if (!t.categories.empty()) resource["categories"] = t.categories;
         if (t.status_subresource)
           resource["subresources"] = json::array(
               {{{"subresource", "status"}, {"responseKind", kind}, {"verbs", status_verbs}}});
@@ -129,6 +130,7 @@ std::optional<std::string> api_resource_list_json(const ResourceRegistry& regist
     json resource = {{"name", t.plural},         {"singularName", t.singular}, {"namespaced", t.namespaced},
                      {"kind", t.kind},           {"verbs", main_verbs}};
     if (!t.short_names.empty()) resource["shortNames"] = t.short_names;
+    if (!t.categories.empty()) resource["categories"] = t.categories;
     resources.push_back(std::move(resource));
     if (t.status_subresource)
       resources.push_back({{"name", t.plural + "/status"}, {"singularName", ""}, {"namespaced", t.namespaced},

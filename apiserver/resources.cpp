@@ -63,6 +63,7 @@ ResourceRegistry ResourceRegistry::with_builtins() {
   auto pod = core("Pod", "pods", "pod", {"po"});
   pod.status_subresource = true;
   pod.delete_returns_object = true;
+  pod.categories = {"all"};
   pod.selectable_fields = {"spec.nodeName",   "spec.restartPolicy", "spec.schedulerName",
                            "spec.serviceAccountName", "spec.hostNetwork", "status.phase",
                            "status.podIP",    "status.nominatedNodeName"};
@@ -72,6 +73,7 @@ ResourceRegistry ResourceRegistry::with_builtins() {
 
   auto svc = core("Service", "services", "service", {"svc"});
   svc.status_subresource = true;
+  svc.categories = {"all"};
   r.types_.push_back(std::move(svc));
 
   auto ev = core("Event", "events", "event", {"ev"});

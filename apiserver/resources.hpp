@@ -32,6 +32,7 @@ struct ResourceType {
   std::string plural;     // "pods"
   std::string singular;   // "pod"
   std::vector<std::string> short_names;
+  std::vector<std::string> categories;  // "all" makes `kubectl get all` include it
   bool namespaced = true;
   bool builtin = false;            // strategic merge patch allowed; list items omit kind/apiVersion
   bool status_subresource = false; // writes to the main resource keep .status; /status writes only .status

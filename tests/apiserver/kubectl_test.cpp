@@ -181,6 +181,9 @@ TEST_CASE("kubectl get and get -o json show the server's objects", "[apiserver][
   CHECK(json::parse(as_json.out) == stored(t, "configmaps", "alpha"));
   auto list = json::parse(k.run("get cm -o json").out);
   CHECK(list["items"].size() == 2);
+  REQUIRE(t.request("POST", "/api/v1/namespaces/default/pods", R"({"metadata":{"name":"runner"},"spec":{"containers":[]}})").status == 201);
+  auto all = k.run_ok("get all -o name");
+  CHECK(all.out == "pod/runner\n");  // the "all" category: pods and services, not configmaps
   auto missing = k.run("get configmap nope");
   CHECK(missing.exit_code != 0);
   CHECK(missing.err.find("NotFound") != std::string::npos);
