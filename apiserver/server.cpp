@@ -488,6 +488,14 @@ std::string Server::url() const {
 }
 
 Store& Server::store() { return impl_->store; }
+
+HttpResponse Server::call(const std::string& method, const std::string& target, const std::string& body,
+                          const std::string& content_type) {
+  HttpRequest request{method, target, content_type, "application/json", body};
+  auto reply = impl_->api.handle(request, impl_->shared.address);
+  if (auto* response = std::get_if<HttpResponse>(&reply)) return std::move(*response);
+  return error_response(ApiError::bad_request("a watch needs the HTTP endpoint (" + url() + "), not Server::call()"));
+}
 const ResourceRegistry& Server::registry() const { return impl_->registry; }
 
 ServerStats Server::stats() const {

@@ -32,6 +32,7 @@
 #include <memory>
 #include <string>
 
+#include "apiserver/api.hpp"
 #include "apiserver/resources.hpp"
 #include "apiserver/store.hpp"
 #include "runtime/result.hpp"
@@ -77,6 +78,12 @@ class Server {
   std::string url() const;
   Store& store();
   const ResourceRegistry& registry() const;
+
+  /// Serves one API request in-process, without a socket or auth (a demo creating its
+  /// objects, a test arranging state): the same answer as over HTTP. Watches need the
+  /// HTTP endpoint: a watch request here is 400 BadRequest.
+  HttpResponse call(const std::string& method, const std::string& target, const std::string& body = "",
+                    const std::string& content_type = "application/json");
   ServerStats stats() const;
 
  private:

@@ -552,6 +552,18 @@ TEST_CASE("protobuf bodies of ConfigMaps and Namespaces decode; other kinds are 
   CHECK(t.request("POST", "/api/v1/namespaces/default/configmaps", "garbage", "application/vnd.kubernetes.protobuf").status == 400);
 }
 
+TEST_CASE("Server::call serves requests in-process with the same answers as HTTP", "[apiserver][integration]") {
+  kinformer::apiserver::ServerOptions options;
+  options.token = "not-needed-in-process";
+  TestServer t(options);
+  auto created = t.server().call("POST", "/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"inproc"}})");
+  CHECK(created.status == 201);
+  auto over_http = t.request("GET", "/api/v1/namespaces/default/configmaps/inproc", "", "",
+                             {{"Authorization", "Bearer not-needed-in-process"}});
+  CHECK(json::parse(over_http.body) == json::parse(created.body));
+  CHECK(t.server().call("GET", "/api/v1/namespaces/default/configmaps?watch=true").status == 400);
+}
+
 TEST_CASE("with a token every request needs the bearer token", "[apiserver][integration]") {
   kinformer::apiserver::ServerOptions options;
   options.token = "s3cret";
