@@ -142,3 +142,34 @@ TEST_CASE("a watcher that stops reading is disconnected and does not hold back t
   CHECK(t.server().store().revision() - t.server().store().compacted_through() <= options.watch_history);
   ::close(stuck);
 }
+
+TEST_CASE("a watcher that falls behind the watch history gets ERROR 410 and the end of its stream",
+          "[apiserver][integration][scale]") {
+  kinformer::apiserver::ServerOptions options;
+  options.watch_history = 20;
+  TestServer t(options);
+  auto start_rv = t.server().store().revision();
+  WatchStream lagging(t.port(), "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=" + std::to_string(start_rv));
+  REQUIRE(lagging.status() == 200);
+  // The watcher reads nothing while 200 x 64 KiB events pass: far more than the socket
+  // buffers hold, so the server's write to it stalls while the history moves on.
+  const std::string big(64 * 1024, 'y');
+  for (int i = 0; i < 200; ++i) {
+    json cm = {{"metadata", {{"name", "cm-" + std::to_string(i)}}}, {"data", {{"blob", big}}}};
+    REQUIRE(t.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump()).status == 201);
+  }
+  std::optional<std::string> last;
+  int lines = 0;
+  while (auto line = lagging.next_line(20s)) {
+    last = line;
+    ++lines;
+  }
+  CHECK(lagging.ended());
+  REQUIRE(last);
+  auto error = json::parse(*last);
+  CHECK(error["type"] == "ERROR");
+  CHECK(error["object"]["code"] == 410);
+  CHECK(error["object"]["message"].get<std::string>().find("fell behind") != std::string::npos);
+  CHECK(lines < 200);
+  CHECK(t.server().stats().slow_watchers_closed == 1);
+}
