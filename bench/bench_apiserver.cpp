@@ -5,6 +5,7 @@
 //   watch_fanout: W watchers (1, 100, 1000) follow one collection while N objects are
 //     created in-process as fast as the store takes them; events_per_s = N / time until
 //     every watcher has every event; deliveries_per_s = W * N / that time.
+//   store_create: in-process Store::create calls/s (the fan-out writer's ceiling).
 //   create / update: C client threads on kept-alive connections POST new configmaps,
 //     then PUT changed ones; requests_per_s over all threads.
 #include <algorithm>
@@ -123,6 +124,27 @@ void bench_fanout(int watchers, int events) {
   std::fflush(stdout);
 }
 
+// The in-process create rate: the ceiling of the fan-out writer above.
+void bench_store_create(int objects) {
+  std::vector<double> rates;
+  for (int r = 0; r < runs; ++r) {
+    auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
+    kinformer::apiserver::Store store(registry, {static_cast<std::size_t>(objects)});
+    const auto& cms = *registry.find("", "v1", "configmaps");
+    auto start = Clock::now();
+    for (int i = 0; i < objects; ++i) {
+      json cm = {{"metadata", {{"name", "cm-" + std::to_string(i)}}}, {"data", {{"blob", payload}}}};
+      (void)store.create(cms, "default", std::move(cm), false);
+    }
+    rates.push_back(objects / seconds_since(start));
+  }
+  auto s = summarize(rates);
+  std::printf("{\"bench\":\"apiserver_store_create\",\"objects\":%d,\"runs\":%d,\"median_creates_per_s\":%.0f,"
+              "\"min_creates_per_s\":%.0f,\"max_creates_per_s\":%.0f}\n",
+              objects, runs, s.median, s.min, s.max);
+  std::fflush(stdout);
+}
+
 void bench_writes(int clients, int per_client) {
   std::vector<double> create_rates, update_rates;
   for (int r = 0; r < runs; ++r) {
@@ -178,6 +200,7 @@ int main() {
   std::printf("{\"bench\":\"setup\",\"build\":\"Release\",\"hardware_threads\":%u,\"server_io_threads\":%u}\n",
               std::thread::hardware_concurrency(), ServerOptions{}.threads);
   std::fflush(stdout);
+  bench_store_create(50000);
   bench_fanout(1, 50000);
   bench_fanout(100, 5000);
   bench_fanout(1000, 1000);
