@@ -165,9 +165,7 @@ struct ReflectorState {
   void start_watch(Step mode = Step::watching) {
     step = mode;
     streamed.clear();
-    watch.reset();
-    paused = false;
-    ++poll_gen;
+    close_watch();
     const auto gen = ++watch_gen;
     watch_events = 0;
     watch_started = now();
@@ -257,7 +255,8 @@ struct ReflectorState {
     for (auto& [key, object] : streamed) listed.push_back(std::move(object));
     streamed.clear();
     rv_unavailable = false;
-    ask_fifo(replace_atom::value, ListSnapshotPtr(std::make_shared<const ListSnapshot>(ListSnapshot{std::move(listed), rv})));
+    ask_fifo(replace_atom::value,
+             ListSnapshotPtr(std::make_shared<const ListSnapshot>(ListSnapshot{std::move(listed), rv})));
     last_sync_rv = rv;
     arm_resync();
     step = Step::watching;
@@ -265,7 +264,7 @@ struct ReflectorState {
 
   void on_closed(std::uint64_t gen, const Result<void>& result) {
     if (!watch_is_current(gen)) return;
-    watch.reset();
+    close_watch();
     if (!result) return on_watch_error(result.error());
     if (step == Step::streaming) {
       if (watch_events == 0 && now() - watch_started < very_short_watch) {
@@ -282,7 +281,7 @@ struct ReflectorState {
 
   void on_watch_error(const Error& error) {
     if (step == Step::streaming) return on_stream_error(error);
-    watch.reset();
+    close_watch();
     report(error);
     note_internal_error(error);
     switch (error.code) {
@@ -302,7 +301,7 @@ struct ReflectorState {
 
   // §5.6: 410 / too large → stream again at RV ""; 429 / refused → back off; else LIST.
   void on_stream_error(const Error& error) {
-    watch.reset();
+    close_watch();
     switch (error.code) {
       case Errc::gone:
       case Errc::too_large_rv:
@@ -353,7 +352,7 @@ struct ReflectorState {
   }
 
   void restart_cycle() {
-    watch.reset();
+    close_watch();
     ++cycle;  // silences the resync timer and late FIFO replies of this cycle
     wait_then(AfterWait::relist, backoff.next(now()));
   }
@@ -373,7 +372,8 @@ struct ReflectorState {
   // -- resync timer --
 
   void arm_resync() {
-    if (options.resync_period > milliseconds(0)) self->delayed_send(self, options.resync_period, resync_due_atom::value, cycle);
+    if (options.resync_period <= milliseconds(0)) return;
+    self->delayed_send(self, options.resync_period, resync_due_atom::value, cycle);
   }
 
   void on_resync_due(std::uint64_t gen) {
@@ -409,7 +409,8 @@ struct ReflectorState {
 
   void on_poll(std::uint64_t gen) {
     if (gen != poll_gen || !paused) return;
-    self->request(options.fifo, caf::infinite, deltas_atom::value, WatchDeltasPtr(std::make_shared<const WatchDeltas>()))
+    auto nothing = WatchDeltasPtr(std::make_shared<const WatchDeltas>());
+    self->request(options.fifo, caf::infinite, deltas_atom::value, std::move(nothing))
         .then([self = self, gen](std::size_t depth) { self->state.on_polled_depth(gen, depth); },
               [self = self, cycle = cycle](caf::error& e) { self->state.fifo_failed(cycle, e); });
   }
@@ -425,6 +426,13 @@ struct ReflectorState {
   }
 
   // -- helpers --
+
+  /// Stops the watch (if any) and forgets its pause.
+  void close_watch() {
+    watch.reset();
+    paused = false;
+    ++poll_gen;
+  }
 
   void report(const Error& error) const {
     if (options.watch_error_handler) options.watch_error_handler(error);

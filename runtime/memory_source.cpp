@@ -472,7 +472,8 @@ std::optional<Error> MemorySource::start_watch_list_locked(const WatchOptions& o
                                                            std::vector<WatchEvent>& initial,
                                                            std::vector<WatchEvent>& end_of_initial) {
   if (!options_.watch_list) {
-    return Error{Errc::server_error, "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"};
+    return Error{Errc::server_error,
+                 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"};
   }
   if (options.resource_version_match != "NotOlderThan") {
     return Error{Errc::server_error, "sendInitialEvents requires resourceVersionMatch NotOlderThan"};

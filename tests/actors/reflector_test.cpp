@@ -107,7 +107,8 @@ TEST_CASE_METHOD(ReflectorFixture, "a fresh reflector lists at RV 0 with limit 5
 // -- item 31 ----------------------------------------------------------------
 
 // upstream: TestReflectorListAndWatch
-TEST_CASE_METHOD(ReflectorFixture, "a watch that ends cleanly is followed by a watch from the last event's RV, no relist",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "a watch that ends cleanly is followed by a watch from the last event's RV, no relist",
                  "[reflector][item-31][actor]") {
   auto r = start();
   source->add(pod("a", ""));  // 1
@@ -194,7 +195,8 @@ TEST_CASE_METHOD(ReflectorFixture, "a relist answered with too large resource ve
 }
 
 // upstream: TestReflectorFullListIfExpired; pager_test.go TestListPager_List
-TEST_CASE_METHOD(ReflectorFixture, "a paginated relist whose second page is 410 becomes one full list at the original RV",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "a paginated relist whose second page is 410 becomes one full list at the original RV",
                  "[reflector][item-35][actor]") {
   add_pods(5);
   auto o = options();
@@ -215,7 +217,8 @@ TEST_CASE_METHOD(ReflectorFixture, "a paginated relist whose second page is 410 
 }
 
 // upstream: TestReflectorPaginatingNonConsistentReadsIfWatchCacheDisabled, TestReflectorWatchListPageSize
-TEST_CASE_METHOD(ReflectorFixture, "paginated lists: sticky limit 500 after a paginated RV 0 list, an explicit page size everywhere",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "paginated lists: sticky limit 500 after a paginated RV 0 list, an explicit page size everywhere",
                  "[reflector][item-36][actor]") {
   SECTION("an RV 0 list that came back in pages keeps limit 500 on later relists") {
     add_pods(501);
@@ -246,7 +249,8 @@ TEST_CASE_METHOD(ReflectorFixture, "paginated lists: sticky limit 500 after a pa
 
 // upstream: TestNoRelistOnTooManyRequests, TestBackoffOnTooManyRequests,
 // TestReflectorListAndWatchInitConnBackoff
-TEST_CASE_METHOD(ReflectorFixture, "a watch refused with 429 or a failed connection is retried after back-off, without a relist",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "a watch refused with 429 or a failed connection is retried after back-off, without a relist",
                  "[reflector][item-37][actor]") {
   SECTION("connection refused: 800 ms, then 1.6 s") {
     source->fail_next_watch(Error{Errc::connection_failed, "connection refused"});
@@ -363,7 +367,8 @@ TEST_CASE_METHOD(ReflectorFixture, "an event of the wrong kind is skipped while 
 // -- item 41: resync --------------------------------------------------------------
 
 // upstream: TestReflectorResync, TestReflectorResyncChan
-TEST_CASE_METHOD(ReflectorFixture, "the FIFO is resynced every period while watching, and a resync error ends the cycle",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "the FIFO is resynced every period while watching, and a resync error ends the cycle",
                  "[reflector][item-41][actor]") {
   auto o = options();
   o.resync_period = 1s;
@@ -414,7 +419,8 @@ TEST_CASE_METHOD(ReflectorFixture, "the FIFO is resynced every period while watc
 // -- item 42: list errors ---------------------------------------------------------
 
 // upstream: TestReflectorListAndWatchWithErrors, TestSharedInformerErrorHandling
-TEST_CASE_METHOD(ReflectorFixture, "a list error reaches the watch error handler and the list is retried with growing back-off",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "a list error reaches the watch error handler and the list is retried with growing back-off",
                  "[reflector][item-42][item-37][actor]") {
   for (int i = 0; i < 3; ++i) source->fail_next_list(Error{Errc::server_error, "list failed " + std::to_string(i)});
   source->add(pod("a", ""));
@@ -446,7 +452,8 @@ TEST_CASE_METHOD(ReflectorFixture, "a list error reaches the watch error handler
 // -- item 43: relist after a watch error ---------------------------------------------
 
 // upstream: TestReflectorReplacesStoreOnUnsafeDelete
-TEST_CASE_METHOD(ReflectorFixture, "a watch ERROR event leads to a relist whose replace drops the objects gone meanwhile",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "a watch ERROR event leads to a relist whose replace drops the objects gone meanwhile",
                  "[reflector][item-43][actor]") {
   source->add(pod("a", ""));
   source->add(pod("b", ""));
@@ -538,7 +545,8 @@ TEST_CASE_METHOD(ReflectorFixture, "a watch that closes within 1 s without event
 // -- item 46: watch-list ---------------------------------------------------------------------
 
 // upstream: reflector_watchlist_test.go TestWatchList
-TEST_CASE_METHOD(ReflectorFixture, "in watch-list mode the state is replaced at the initial-events-end bookmark and the same watch goes on",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "in watch-list mode the state is replaced at the initial-events-end bookmark and the same watch goes on",
                  "[reflector][item-46][actor]") {
   auto o = options();
   o.use_watch_list = true;
@@ -603,7 +611,8 @@ TEST_CASE_METHOD(ReflectorFixture, "in watch-list mode the state is replaced at 
 
 // -- beyond the checklist -----------------------------------------------------------------
 
-TEST_CASE_METHOD(ReflectorFixture, "a malformed event is skipped and reported; the watch goes on and nothing is relisted",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "a malformed event is skipped and reported; the watch goes on and nothing is relisted",
                  "[reflector][actor]") {
   auto r = start();
   source->add(pod("a", ""));
@@ -618,7 +627,8 @@ TEST_CASE_METHOD(ReflectorFixture, "a malformed event is skipped and reported; t
   CHECK(last_rv(r) == "2");
 }
 
-TEST_CASE_METHOD(ReflectorFixture, "the watch pauses while the FIFO is above the high-water mark and resumes at half of it",
+TEST_CASE_METHOD(ReflectorFixture,
+                 "the watch pauses while the FIFO is above the high-water mark and resumes at half of it",
                  "[reflector][actor]") {
   auto o = options();
   o.high_water_mark = 10;
