@@ -6,7 +6,29 @@
 #include <charconv>
 #include <utility>
 
+#include "runtime/selector.hpp"
+
 namespace kinformer {
+
+struct MemorySource::Selection {
+  LabelSelector labels;
+  FieldSelector fields;
+
+  static Result<Selection> parse(const std::string& label_text, const std::string& field_text) {
+    Selection s;
+    auto labels = LabelSelector::parse(label_text);
+    if (!labels) return std::move(labels).error();
+    auto fields = FieldSelector::parse(field_text);
+    if (!fields) return std::move(fields).error();
+    s.labels = std::move(labels).value();
+    s.fields = std::move(fields).value();
+    return s;
+  }
+
+  bool matches(const ObjectPtr& object) const {
+    return object && labels.matches(*object) && fields.matches(*object);
+  }
+};
 
 // -- one open watch --
 
@@ -67,6 +89,7 @@ struct MemorySource::Watcher {
   }
 
   const WatchOptions options;
+  Selection selection;  // set before the watcher is registered, then read-only
   const EventsCallback on_events;
   const ClosedCallback on_closed;
   const std::shared_ptr<std::recursive_mutex> dispatch_mu;  // the source's; outlives it
@@ -137,6 +160,23 @@ WatchEvent event_of(WatchEventType type, const ObjectPtr& object) {
   return WatchEvent{type, object, std::string(object->resource_version()), std::nullopt};
 }
 
+// A change as a watch with selectors sees it (kube-api-protocol.md A5): an object
+// that starts matching arrives as ADDED, one that stops matching leaves as DELETED.
+std::optional<WatchEvent> seen_by(const MemorySource::Selection& selection, WatchEventType type, const ObjectPtr& object,
+                                  const ObjectPtr& previous) {
+  const bool now = selection.matches(object);
+  if (type != WatchEventType::modified) {
+    if (!now) return std::nullopt;
+    return event_of(type, object);
+  }
+  const bool before = selection.matches(previous);
+  if (now && before) return event_of(WatchEventType::modified, object);
+  if (now) return event_of(WatchEventType::added, object);
+  // the server sends the previous content at the new resourceVersion
+  if (before) return event_of(WatchEventType::deleted, stamp(previous, parse_rv(object->resource_version()).value_or(0)));
+  return std::nullopt;
+}
+
 }  // namespace
 
 // -- MemorySource --
@@ -205,13 +245,17 @@ ObjectPtr MemorySource::change_locked(WatchEventType type, const ObjectPtr& obje
 ObjectPtr MemorySource::change(WatchEventType type, const ObjectPtr& object, std::string_view key, bool visible) {
   std::lock_guard dispatch(*dispatch_mu_);
   ObjectPtr stored;
+  ObjectPtr previous;
   std::vector<std::shared_ptr<Watcher>> to;
   {
     std::lock_guard lock(mu_);
     stored = change_locked(type, object, key, visible);
+    if (stored) previous = history_.back().previous;
     if (stored && visible) to = open_watchers_locked();
   }
-  if (!to.empty()) deliver(to, {event_of(type, stored)});
+  for (const auto& w : to) {
+    if (auto event = seen_by(w->selection, type, stored, previous)) deliver({w}, {std::move(*event)});
+  }
   return stored;
 }
 
@@ -408,6 +452,8 @@ Result<ObjectList> MemorySource::answer_list_locked(const ListOptions& options) 
     }
   }
   if (!state) return std::move(state).error();
+  auto selection = Selection::parse(options.label_selector, options.field_selector);
+  if (!selection) return std::move(selection).error();
 
   ObjectList out;
   out.resource_version = std::to_string(snapshot_rv);
@@ -417,7 +463,7 @@ Result<ObjectList> MemorySource::answer_list_locked(const ListOptions& options) 
       out.continue_token = std::to_string(snapshot_rv) + ":" + std::string(out.items.back()->key());
       break;
     }
-    out.items.push_back(it->second);
+    if (selection->matches(it->second)) out.items.push_back(it->second);
   }
   return out;
 }
@@ -437,24 +483,31 @@ std::unique_ptr<Watch> MemorySource::watch(const WatchOptions& options, EventsCa
   std::optional<Error> failure;
   std::vector<WatchEvent> initial;
   std::vector<WatchEvent> end_of_initial;  // the watch-list bookmark, delivered on its own
+  auto selection = Selection::parse(options.label_selector, options.field_selector);
+  if (selection) watcher->selection = std::move(selection).value();
   {
     std::lock_guard lock(mu_);
     watch_requests_.push_back(options);
     const auto rv = parse_rv(options.resource_version);
-    if (!watch_faults_.empty()) {
+    if (!selection) {
+      failure = selection.error();
+    } else if (!watch_faults_.empty()) {
       failure = std::move(watch_faults_.front());
       watch_faults_.pop_front();
     } else if (options.send_initial_events) {
-      failure = start_watch_list_locked(options, initial, end_of_initial);
+      failure = start_watch_list_locked(options, watcher->selection, initial, end_of_initial);
     } else if (options.resource_version.empty() || options.resource_version == "0") {
-      for (const auto& [key, object] : objects_) initial.push_back(event_of(WatchEventType::added, object));
+      for (const auto& [key, object] : objects_)
+        if (watcher->selection.matches(object)) initial.push_back(event_of(WatchEventType::added, object));
     } else if (!rv) {
       failure = Error{Errc::server_error, "invalid resourceVersion " + options.resource_version};
     } else if (*rv > rv_ || *rv < history_floor_) {
       failure = state_at_locked(*rv).error();
     } else {
       for (const auto& change : history_) {
-        if (change.rv > *rv && change.visible) initial.push_back(event_of(change.type, change.object));
+        if (change.rv <= *rv || !change.visible) continue;
+        if (auto event = seen_by(watcher->selection, change.type, change.object, change.previous))
+          initial.push_back(std::move(*event));
       }
     }
     if (!failure) watchers_.push_back(watcher);
@@ -468,7 +521,7 @@ std::unique_ptr<Watch> MemorySource::watch(const WatchOptions& options, EventsCa
   return std::make_unique<MemoryWatch>(watcher);
 }
 
-std::optional<Error> MemorySource::start_watch_list_locked(const WatchOptions& options,
+std::optional<Error> MemorySource::start_watch_list_locked(const WatchOptions& options, const Selection& selection,
                                                            std::vector<WatchEvent>& initial,
                                                            std::vector<WatchEvent>& end_of_initial) {
   if (!options_.watch_list) {
@@ -483,7 +536,8 @@ std::optional<Error> MemorySource::start_watch_list_locked(const WatchOptions& o
     if (!rv) return Error{Errc::server_error, "invalid resourceVersion " + options.resource_version};
     if (*rv > rv_) return state_at_locked(*rv).error();
   }
-  for (const auto& [key, object] : objects_) initial.push_back(event_of(WatchEventType::added, object));
+  for (const auto& [key, object] : objects_)
+    if (selection.matches(object)) initial.push_back(event_of(WatchEventType::added, object));
   if (options.allow_watch_bookmarks) {
     WatchEvent end{WatchEventType::bookmark, nullptr, std::to_string(rv_), std::nullopt};
     end.initial_events_end = true;

@@ -30,6 +30,10 @@
 //   * watch with send_initial_events (match NotOlderThan): ADDED for every object
 //     of the current state (RV "" or not newer than now), then, if bookmarks are
 //     allowed, a bookmark with initial_events_end at the current RV, then changes.
+//   * Label and field selectors filter lists and watches as a server does: a watched
+//     object that starts matching arrives as ADDED, one that stops matching leaves
+//     as DELETED; a selector that does not parse fails the request with
+//     Errc::invalid_selector.
 //   * History keeps the last `history_limit` changes; reset_watch() closes every
 //     watch cleanly and forgets all of it (the next watch at an old RV gets 410).
 //   * Faults are scripted: each fail_next_* is used by the next matching request,
@@ -132,7 +136,8 @@ class MemorySource final : public ListWatch {
   [[nodiscard]] std::unique_ptr<Watch> watch(const WatchOptions& options, EventsCallback on_events,
                                              ClosedCallback on_closed) override;
 
-  struct Watcher;  // one open watch; defined in memory_source.cpp
+  struct Watcher;    // one open watch; defined in memory_source.cpp
+  struct Selection;  // a request's label and field selectors; likewise
 
  private:
   struct Change {
@@ -153,7 +158,8 @@ class MemorySource final : public ListWatch {
   ObjectPtr change_locked(WatchEventType type, const ObjectPtr& object, std::string_view key, bool visible);
   std::vector<std::shared_ptr<Watcher>> open_watchers_locked();  // drops the stopped and closed
   Result<State> state_at_locked(std::uint64_t rv) const;
-  std::optional<Error> start_watch_list_locked(const WatchOptions& options, std::vector<WatchEvent>& initial,
+  std::optional<Error> start_watch_list_locked(const WatchOptions& options, const Selection& selection,
+                                               std::vector<WatchEvent>& initial,
                                                std::vector<WatchEvent>& end_of_initial);
   Result<ObjectList> answer_list_locked(const ListOptions& options);
   void deliver(const std::vector<std::shared_ptr<Watcher>>& to, const std::vector<WatchEvent>& events);

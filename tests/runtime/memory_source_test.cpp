@@ -386,3 +386,78 @@ TEST_CASE("changes from several threads reach a watch in resource version order"
 
 }  // namespace
 }  // namespace kinformer
+
+namespace kinformer {
+namespace {
+
+std::vector<std::string> event_summary(const std::vector<WatchEvent>& events) {
+  std::vector<std::string> out;
+  for (const auto& e : events) {
+    const char* type = e.type == WatchEventType::added      ? "ADDED"
+                       : e.type == WatchEventType::modified ? "MODIFIED"
+                       : e.type == WatchEventType::deleted  ? "DELETED"
+                                                            : "OTHER";
+    out.push_back(std::string(type) + " " + std::string(e.object ? e.object->name() : ""));
+  }
+  return out;
+}
+
+TEST_CASE("lists and watches apply label and field selectors as a server does", "[memory_source][unit]") {
+  MemorySource source;
+  source.add(testing::pod("web-1", "0", {{"app", "web"}}));
+  source.add(testing::pod("db-1", "0", {{"app", "db"}}));
+
+  ListOptions web;
+  web.label_selector = "app=web";
+  auto listed = list_now(source, web);
+  REQUIRE(listed);
+  CHECK(names(*listed) == std::vector<std::string>{"web-1"});
+
+  ListOptions by_name;
+  by_name.field_selector = "metadata.name=db-1";
+  CHECK(names(*list_now(source, by_name)) == std::vector<std::string>{"db-1"});
+
+  SECTION("a watch sees objects enter and leave its selection as ADDED and DELETED") {
+    Recorder seen;
+    WatchOptions options = watch_at(source.resource_version());
+    options.label_selector = "app=web";
+    auto watch = source.watch(options, seen.on_events(), seen.on_closed());
+    source.modify(testing::pod("db-1", "0", {{"app", "web"}}));   // starts matching
+    source.modify(testing::pod("web-1", "0", {{"app", "web"}, {"v", "2"}}));
+    auto left = source.modify(testing::pod("web-1", "0", {{"app", "old"}}));  // stops matching
+    source.add(testing::pod("cache-1", "0", {{"app", "cache"}}));  // never matches
+    source.remove("default/db-1");
+    CHECK(event_summary(seen.events) ==
+          std::vector<std::string>{"ADDED db-1", "MODIFIED web-1", "DELETED web-1", "DELETED db-1"});
+    const auto& leaving = seen.events[2];
+    CHECK(leaving.object->label("v") == std::optional<std::string_view>("2"));  // the last matching content
+    CHECK(leaving.resource_version == left->resource_version());                // at the change's RV
+  }
+  SECTION("a watch replaying history filters it the same way") {
+    const std::string start = source.resource_version();
+    source.modify(testing::pod("db-1", "0", {{"app", "web"}}));
+    source.add(testing::pod("cache-1", "0", {{"app", "cache"}}));
+    Recorder seen;
+    WatchOptions options = watch_at(start);
+    options.label_selector = "app=web";
+    auto watch = source.watch(options, seen.on_events(), seen.on_closed());
+    CHECK(event_summary(seen.events) == std::vector<std::string>{"ADDED db-1"});
+  }
+  SECTION("a selector that does not parse fails the request") {
+    ListOptions bad;
+    bad.label_selector = "app in web";
+    auto r = list_now(source, bad);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == Errc::invalid_selector);
+    Recorder seen;
+    WatchOptions options = watch_at("");
+    options.field_selector = "metadata.name";
+    auto watch = source.watch(options, seen.on_events(), seen.on_closed());
+    REQUIRE(seen.closes.size() == 1);
+    CHECK(seen.closes[0].error().code == Errc::invalid_selector);
+    CHECK(seen.events.empty());
+  }
+}
+
+}  // namespace
+}  // namespace kinformer
