@@ -394,8 +394,16 @@ void bench_memory(const std::string& tmpl) {
   const std::size_t json_size = make_pod(tmpl, 0).size();
 
   const std::size_t base = allocated_bytes();
+  std::vector<ObjectPtr> parsed;
+  parsed.reserve(objects);
+  const std::size_t vector_bytes = allocated_bytes() - base;
+  for (int i = 0; i < objects; ++i) parsed.push_back(parse_or_die(make_pod(tmpl, i)));
+  print_memory("objects_alone", objects, static_cast<double>(json_size),
+               static_cast<double>(allocated_bytes() - base - vector_bytes) / objects);
+
   auto indexer = std::make_unique<Indexer>();
-  for (int i = 0; i < objects; ++i) indexer->add(parse_or_die(make_pod(tmpl, i)));
+  for (ObjectPtr& o : parsed) indexer->add(std::move(o));
+  parsed = {};
   const std::size_t with_indexer = allocated_bytes();
   print_memory("indexer_objects_store_namespace_index", objects, static_cast<double>(json_size),
                static_cast<double>(with_indexer - base) / objects);
