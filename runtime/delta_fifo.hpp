@@ -20,8 +20,9 @@
 //     it has been popped completely (or at once if the first call was not a replace).
 //   * The known view costs ~20–40 B per key (22 B measured for 100k Pods: a flat
 //     table of the shared ObjectPtr, runtime/object_set.hpp); queued keys cost
-//     their Deltas plus one key copy. bench_runtime: 1.5 M add+pop ops/s (add
-//     20k, then pop them), 3.4 M ops/s for update + pop_batch(64) on known keys.
+//     their Deltas plus one key copy. bench_runtime (2 loaded vCPUs, 4 runs):
+//     1.5–3.8 M add+pop ops/s (add 20k Pods, then pop them), 3.1–7.6 M ops/s
+//     for update + pop_batch(64) on known keys.
 //   * The transformer runs on objects given to add/update/delete_object/replace,
 //     never on sync deltas or tombstones; its error aborts that call.
 // Threading: not thread-safe; one owner (the DeltaFIFO actor, actors/delta_fifo.hpp).
