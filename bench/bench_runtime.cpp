@@ -6,8 +6,9 @@
 //       On-Demand walk extracting the same metadata from the same bytes;
 //   (b) fifo_*: DeltaFIFO add + pop ops/s;
 //   (c) indexer_concurrent: update and by_index ops/s with 2 reader threads, for
-//       each concurrency scheme measured (the Indexer's shared_mutex, and sharding
-//       and copy-on-write snapshots built here over the same detail::StoreCore);
+//       each concurrency scheme measured (the Indexer's writer-preferring rwlock;
+//       std::shared_mutex, sharding and copy-on-write snapshots built here over the
+//       same detail::StoreCore);
 //   (d) memory: bytes per cached Pod (100k distinct copies of the template) in the
 //       Indexer and in the FIFO's known view, from mallinfo2 deltas.
 // Usage: bench_runtime [pod.json]   (default ../shared/examples/deps/pod.json from
@@ -217,12 +218,28 @@ void bench_fifo(const std::vector<ObjectPtr>& objects) {
 
 // -- (c) Indexer concurrency schemes --
 
-// The Indexer as shipped: one shared_mutex around the StoreCore.
-struct SharedMutexScheme {
-  static constexpr const char* name = "shared_mutex";
+// The Indexer as shipped: one writer-preferring pthread rwlock around the StoreCore.
+struct IndexerScheme {
+  static constexpr const char* name = "rwlock_writer_preferring";
   Indexer indexer;
   void update(const ObjectPtr& o) { indexer.update(o); }
   std::size_t by_index(const std::string& ns) const { return indexer.by_index("namespace", ns)->size(); }
+};
+
+// The same with std::shared_mutex, which glibc makes reader-preferring: readers
+// back to back can hold the writer off.
+struct SharedMutexScheme {
+  static constexpr const char* name = "std_shared_mutex";
+  mutable std::shared_mutex mu;
+  StoreCore core;
+  void update(const ObjectPtr& o) {
+    std::unique_lock lock(mu);
+    core.upsert(o);
+  }
+  std::size_t by_index(const std::string& ns) const {
+    std::shared_lock lock(mu);
+    return core.by_index("namespace", ns)->size();
+  }
 };
 
 // Sharding by key hash, a shared_mutex per shard: writes contend with 1/16 of the
@@ -275,74 +292,89 @@ struct CowScheme {
   }
 };
 
+constexpr auto window = std::chrono::milliseconds(300);
+
+struct Rates {
+  std::vector<double> updates, reads;  // per second, one entry per round
+};
+
+// One round: a fresh store filled with `v1`, then `window` of updates alternating
+// between the two versions of each object while 2 readers query by_index.
 template <class Scheme>
-void bench_scheme(const std::vector<ObjectPtr>& v1, const std::vector<ObjectPtr>& v2, int namespaces) {
-  progress("(c) indexer scheme %s: %zu objects, 1 writer + 2 readers", Scheme::name, v1.size());
-  constexpr auto window = std::chrono::milliseconds(300);
-  std::vector<double> update_rates, read_rates;
-  std::vector<std::string> ns_names;
-  for (int n = 0; n < namespaces; ++n) {
-    char b[16];
-    std::snprintf(b, sizeof b, "produc%04d", n);
-    ns_names.emplace_back(b);
-  }
-  for (int r = 0; r < runs; ++r) {
-    auto scheme = std::make_unique<Scheme>();
-    for (const ObjectPtr& o : v1) scheme->update(o);
-    for (int i = 0; i < 64; ++i) scheme->update(v1[static_cast<std::size_t>(i)]);  // publish for cow
-    std::atomic<bool> stop{false};
-    std::atomic<long> reads{0};
-    std::atomic<int> ready{0};
-    auto reader = [&](int seed) {
-      long local = 0;
-      std::size_t sink = 0;
-      std::size_t n = static_cast<std::size_t>(seed);
-      ++ready;
-      while (!stop.load(std::memory_order_relaxed)) {
-        sink += scheme->by_index(ns_names[n++ % ns_names.size()]);
-        ++local;
-      }
-      reads += local;
-      g_sink += sink;
-    };
-    std::thread r1(reader, 1), r2(reader, 37);
-    while (ready.load() < 2) std::this_thread::yield();
-    long updates = 0;
-    const auto start = Clock::now();
-    while (Clock::now() - start < window) {
-      for (int k = 0; k < 256; ++k, ++updates) {
-        const std::size_t i = static_cast<std::size_t>(updates) % v1.size();
-        scheme->update((updates / static_cast<long>(v1.size())) % 2 ? v1[i] : v2[i]);
-      }
+void scheme_round(const std::vector<ObjectPtr>& v1, const std::vector<ObjectPtr>& v2,
+                  const std::vector<std::string>& namespaces, Rates& rates) {
+  auto scheme = std::make_unique<Scheme>();
+  for (const ObjectPtr& o : v1) scheme->update(o);
+  for (std::size_t i = 0; i < 64; ++i) scheme->update(v1[i]);  // the cow scheme publishes
+  std::atomic<bool> stop{false};
+  std::atomic<long> reads{0};
+  std::atomic<int> ready{0};
+  auto reader = [&](std::size_t n) {
+    long local = 0;
+    std::size_t sink = 0;
+    ++ready;
+    while (!stop.load(std::memory_order_relaxed)) {
+      sink += scheme->by_index(namespaces[n++ % namespaces.size()]);
+      ++local;
     }
-    const double elapsed = seconds_since(start);
-    stop = true;
-    r1.join();
-    r2.join();
-    update_rates.push_back(static_cast<double>(updates) / elapsed);
-    read_rates.push_back(static_cast<double>(reads.load()) / elapsed);
+    reads += local;
+    g_sink += sink;
+  };
+  std::thread r1(reader, 1), r2(reader, 37);
+  while (ready.load() < 2) std::this_thread::yield();
+  long updates = 0;
+  const auto start = Clock::now();
+  while (Clock::now() - start < window) {
+    for (int k = 0; k < 256; ++k, ++updates) {
+      const std::size_t i = static_cast<std::size_t>(updates) % v1.size();
+      scheme->update((updates / static_cast<long>(v1.size())) % 2 ? v1[i] : v2[i]);
+    }
   }
-  const Spread u = spread(update_rates), q = spread(read_rates);
+  const double elapsed = seconds_since(start);
+  stop = true;
+  r1.join();
+  r2.join();
+  rates.updates.push_back(static_cast<double>(updates) / elapsed);
+  rates.reads.push_back(static_cast<double>(reads.load()) / elapsed);
+}
+
+void print_scheme(const char* name, std::size_t objects, std::size_t namespaces, const Rates& rates) {
+  const Spread u = spread(rates.updates), q = spread(rates.reads);
   std::printf(
-      "{\"bench\":\"indexer_concurrent\",\"scheme\":\"%s\",\"objects\":%zu,\"namespaces\":%d,\"reader_threads\":2,"
+      "{\"bench\":\"indexer_concurrent\",\"scheme\":\"%s\",\"objects\":%zu,\"namespaces\":%zu,\"reader_threads\":2,"
       "\"runs\":%d,\"window_ms\":%d,\"updates_per_s\":%.0f,\"updates_per_s_min\":%.0f,\"updates_per_s_max\":%.0f,"
       "\"by_index_per_s\":%.0f,\"by_index_per_s_min\":%.0f,\"by_index_per_s_max\":%.0f}\n",
-      Scheme::name, v1.size(), namespaces, runs, static_cast<int>(window.count()), u.median, u.min, u.max, q.median,
-      q.min, q.max);
+      name, objects, namespaces, runs, static_cast<int>(window.count()), u.median, u.min, u.max, q.median, q.min,
+      q.max);
   std::fflush(stdout);
 }
 
 void bench_indexer_schemes(const std::string& tmpl) {
-  constexpr int objects = 10000, namespaces = 100;
+  constexpr int objects = 10000, namespace_count = 100;
   std::vector<ObjectPtr> v1, v2;
-  for (int i = 0; i < objects; ++i) {
-    v1.push_back(parse_or_die(make_pod(tmpl, i, i % namespaces)));
-    // i + 500000: the same name (5 digits of i) and namespace, a new uid and version
-    v2.push_back(parse_or_die(make_pod(tmpl, i + 500000, i % namespaces)));
+  std::vector<std::string> namespaces;
+  for (int n = 0; n < namespace_count; ++n) {
+    char b[16];
+    std::snprintf(b, sizeof b, "produc%04d", n);
+    namespaces.emplace_back(b);
   }
-  bench_scheme<SharedMutexScheme>(v1, v2, namespaces);
-  bench_scheme<ShardedScheme>(v1, v2, namespaces);
-  bench_scheme<CowScheme>(v1, v2, namespaces);
+  for (int i = 0; i < objects; ++i) {
+    v1.push_back(parse_or_die(make_pod(tmpl, i, i % namespace_count)));
+    // i + 500000: the same name (5 digits of i) and namespace, a new uid and version
+    v2.push_back(parse_or_die(make_pod(tmpl, i + 500000, i % namespace_count)));
+  }
+  Rates indexer, shared_mutex, sharded, cow;
+  for (int r = 0; r < runs; ++r) {  // rounds interleaved across schemes: same load for each
+    progress("(c) indexer schemes, round %d of %d: %d objects, 1 writer + 2 readers each", r + 1, runs, objects);
+    scheme_round<IndexerScheme>(v1, v2, namespaces, indexer);
+    scheme_round<SharedMutexScheme>(v1, v2, namespaces, shared_mutex);
+    scheme_round<ShardedScheme>(v1, v2, namespaces, sharded);
+    scheme_round<CowScheme>(v1, v2, namespaces, cow);
+  }
+  print_scheme(IndexerScheme::name, v1.size(), namespaces.size(), indexer);
+  print_scheme(SharedMutexScheme::name, v1.size(), namespaces.size(), shared_mutex);
+  print_scheme(ShardedScheme::name, v1.size(), namespaces.size(), sharded);
+  print_scheme(CowScheme::name, v1.size(), namespaces.size(), cow);
 }
 
 // -- (d) memory --
@@ -362,8 +394,16 @@ void bench_memory(const std::string& tmpl) {
   const std::size_t json_size = make_pod(tmpl, 0).size();
 
   const std::size_t base = allocated_bytes();
+  std::vector<ObjectPtr> parsed;
+  parsed.reserve(objects);
+  const std::size_t vector_bytes = allocated_bytes() - base;
+  for (int i = 0; i < objects; ++i) parsed.push_back(parse_or_die(make_pod(tmpl, i)));
+  print_memory("objects_alone", objects, static_cast<double>(json_size),
+               static_cast<double>(allocated_bytes() - base - vector_bytes) / objects);
+
   auto indexer = std::make_unique<Indexer>();
-  for (int i = 0; i < objects; ++i) indexer->add(parse_or_die(make_pod(tmpl, i)));
+  for (ObjectPtr& o : parsed) indexer->add(std::move(o));
+  parsed = {};
   const std::size_t with_indexer = allocated_bytes();
   print_memory("indexer_objects_store_namespace_index", objects, static_cast<double>(json_size),
                static_cast<double>(with_indexer - base) / objects);
