@@ -62,19 +62,32 @@ bool read_hex4(const char* p, std::uint32_t& out) {
 
 }  // namespace
 
+// One per thread and reused: its buffers keep their capacity, so parsing an
+// object allocates only the Object's own block and its shared_ptr.
 struct Object::Parts {
-  char* bytes = nullptr;  // malloc'd: the JSON, then padding; owned until moved out
+  std::string input;            // the JSON followed by simdjson's padding
+  const char* bytes = nullptr;  // input.data()
   std::uint32_t json_size = 0;
-  std::string extras;     // unescaped strings and the key
-  Span api_version, kind, name, generate_name, namespace_, uid, resource_version,
-      creation_timestamp, deletion_timestamp, key;
+  std::string extras;  // unescaped strings and the key
+  Span api_version, kind, name, generate_name, namespace_, uid, resource_version, creation_timestamp,
+      deletion_timestamp, key;
   std::int64_t generation = 0;
   std::vector<Span> labels, annotations;  // 2 spans per entry
   std::vector<OwnerSpans> owners;
 
-  Parts() = default;
-  Parts(const Parts&) = delete;
-  ~Parts() { std::free(bytes); }
+  void reset(std::string_view json) {
+    input.assign(json.data(), json.size());
+    input.append(sj::SIMDJSON_PADDING, '\0');
+    bytes = input.data();
+    json_size = static_cast<std::uint32_t>(json.size());
+    extras.clear();
+    api_version = kind = name = generate_name = namespace_ = uid = resource_version = creation_timestamp =
+        deletion_timestamp = key = Span{};
+    generation = 0;
+    labels.clear();
+    annotations.clear();
+    owners.clear();
+  }
 };
 
 namespace {
@@ -287,16 +300,12 @@ void Object::FreeBytes::operator()(char* p) const noexcept { std::free(p); }
 
 Result<ObjectPtr> Object::parse(std::string_view json) {
   if (json.size() > max_json_size) return Error{Errc::decode_failed, "object larger than 2 GiB"};
-  Parts parts;
-  parts.json_size = static_cast<std::uint32_t>(json.size());
-  parts.bytes = static_cast<char*>(std::malloc(json.size() + sj::SIMDJSON_PADDING));
-  if (!parts.bytes) throw std::bad_alloc();
-  std::memcpy(parts.bytes, json.data(), json.size());
-  std::memset(parts.bytes + json.size(), 0, sj::SIMDJSON_PADDING);
+  thread_local Parts parts;
+  parts.reset(json);
 
   od::document doc;
   auto& parser = thread_parser();
-  if (auto e = parser.iterate(parts.bytes, json.size(), json.size() + sj::SIMDJSON_PADDING).get(doc)) {
+  if (auto e = parser.iterate(parts.input.data(), json.size(), parts.input.size()).get(doc)) {
     // stage 1 failed: unclosed string, bad UTF-8, empty input, ...
     return Error{Errc::decode_failed, std::string("malformed JSON (") + sj::error_message(e) + ")"};
   }
@@ -307,7 +316,7 @@ Result<ObjectPtr> Object::parse(std::string_view json) {
     if (parts.generate_name.size == 0) return Error{Errc::missing_field, "metadata.name is missing or empty"};
   }
   // the key: namespace/name, stored after the unescaped strings
-  auto text_of = [&parts](Span s) {
+  auto text_of = [](Span s) {
     return s.offset & in_extras ? std::string_view(parts.extras).substr(s.offset & ~in_extras, s.size)
                                 : std::string_view(parts.bytes + s.offset, s.size);
   };
@@ -318,18 +327,23 @@ Result<ObjectPtr> Object::parse(std::string_view json) {
     parts.key = {static_cast<std::uint32_t>(parts.extras.size()) | in_extras, static_cast<std::uint32_t>(key.size())};
     parts.extras += key;
   }
-  return ObjectPtr(std::make_shared<const Object>(std::move(parts)));
+  return ObjectPtr(std::make_shared<const Object>(parts));
 }
 
-Object::Object(Parts&& parts) {
+Object::Object(const Parts& parts) {
+  // one block: JSON bytes, unescaped strings, then (aligned) the entry and owner spans
   const std::uint32_t json_size = parts.json_size;
-  const std::size_t total = json_size + parts.extras.size();
-  char* block = static_cast<char*>(std::realloc(parts.bytes, total == 0 ? 1 : total));
+  const std::size_t text_size = json_size + parts.extras.size();
+  const std::size_t spans_offset = (text_size + alignof(OwnerSpans) - 1) / alignof(OwnerSpans) * alignof(OwnerSpans);
+  const std::size_t span_count = parts.labels.size() + parts.annotations.size();
+  const std::size_t owners_offset = spans_offset + span_count * sizeof(Span);
+  const std::size_t total = owners_offset + parts.owners.size() * sizeof(OwnerSpans);
+  char* block = static_cast<char*>(std::malloc(total == 0 ? 1 : total));
   if (!block) throw std::bad_alloc();
-  parts.bytes = nullptr;
   bytes_.reset(block);
-  std::memcpy(block + json_size, parts.extras.data(), parts.extras.size());
   bytes_size_ = static_cast<std::uint32_t>(total);
+  std::memcpy(block, parts.bytes, json_size);
+  std::memcpy(block + json_size, parts.extras.data(), parts.extras.size());
 
   auto place = [json_size](Span s) {
     if (s.offset & in_extras) s.offset = (s.offset & ~in_extras) + json_size;
@@ -350,24 +364,19 @@ Object::Object(Parts&& parts) {
 
   label_count_ = static_cast<std::uint16_t>(parts.labels.size() / 2);
   annotation_count_ = static_cast<std::uint16_t>(parts.annotations.size() / 2);
-  const std::size_t spans = parts.labels.size() + parts.annotations.size();
-  if (spans > 0) {
-    entries_.reset(new Span[spans]);
-    std::size_t i = 0;
-    for (Span s : parts.labels) entries_[i++] = place(s);
-    for (Span s : parts.annotations) entries_[i++] = place(s);
-  }
   owner_count_ = static_cast<std::uint16_t>(parts.owners.size());
-  if (owner_count_ > 0) {
-    owners_.reset(new OwnerSpans[owner_count_]);
-    for (std::size_t i = 0; i < owner_count_; ++i) {
-      OwnerSpans o = parts.owners[i];
-      o.api_version = place(o.api_version);
-      o.kind = place(o.kind);
-      o.name = place(o.name);
-      o.uid = place(o.uid);
-      owners_[i] = o;
-    }
+  spans_offset_ = static_cast<std::uint32_t>(spans_offset);
+  owners_offset_ = static_cast<std::uint32_t>(owners_offset);
+  Span* spans = reinterpret_cast<Span*>(block + spans_offset);
+  for (Span s : parts.labels) *spans++ = place(s);
+  for (Span s : parts.annotations) *spans++ = place(s);
+  OwnerSpans* owners = reinterpret_cast<OwnerSpans*>(block + owners_offset);
+  for (OwnerSpans o : parts.owners) {
+    o.api_version = place(o.api_version);
+    o.kind = place(o.kind);
+    o.name = place(o.name);
+    o.uid = place(o.uid);
+    *owners++ = o;
   }
 }
 
@@ -376,13 +385,13 @@ Object::~Object() = default;
 std::vector<Object::Entry> Object::labels() const {
   std::vector<Entry> out;
   out.reserve(label_count_);
-  for (std::size_t i = 0; i < label_count_; ++i) out.push_back({view(entries_[2 * i]), view(entries_[2 * i + 1])});
+  for (std::size_t i = 0; i < label_count_; ++i) out.push_back({view(entries()[2 * i]), view(entries()[2 * i + 1])});
   return out;
 }
 
 std::optional<std::string_view> Object::label(std::string_view key) const noexcept {
   for (std::size_t i = 0; i < label_count_; ++i)
-    if (view(entries_[2 * i]) == key) return view(entries_[2 * i + 1]);
+    if (view(entries()[2 * i]) == key) return view(entries()[2 * i + 1]);
   return std::nullopt;
 }
 
@@ -391,14 +400,14 @@ std::vector<Object::Entry> Object::annotations() const {
   out.reserve(annotation_count_);
   const std::size_t first = 2 * std::size_t{label_count_};
   for (std::size_t i = 0; i < annotation_count_; ++i)
-    out.push_back({view(entries_[first + 2 * i]), view(entries_[first + 2 * i + 1])});
+    out.push_back({view(entries()[first + 2 * i]), view(entries()[first + 2 * i + 1])});
   return out;
 }
 
 std::optional<std::string_view> Object::annotation(std::string_view key) const noexcept {
   const std::size_t first = 2 * std::size_t{label_count_};
   for (std::size_t i = 0; i < annotation_count_; ++i)
-    if (view(entries_[first + 2 * i]) == key) return view(entries_[first + 2 * i + 1]);
+    if (view(entries()[first + 2 * i]) == key) return view(entries()[first + 2 * i + 1]);
   return std::nullopt;
 }
 
@@ -406,15 +415,14 @@ std::vector<Object::OwnerReference> Object::owner_references() const {
   std::vector<OwnerReference> out;
   out.reserve(owner_count_);
   for (std::size_t i = 0; i < owner_count_; ++i) {
-    const OwnerSpans& o = owners_[i];
+    const OwnerSpans& o = owners()[i];
     out.push_back({view(o.api_version), view(o.kind), view(o.name), view(o.uid), o.controller, o.block_owner_deletion});
   }
   return out;
 }
 
 std::size_t Object::owned_bytes() const noexcept {
-  return bytes_size_ + sizeof(Span) * 2 * (std::size_t{label_count_} + annotation_count_) +
-         sizeof(OwnerSpans) * owner_count_;
+  return bytes_size_;
 }
 
 Result<std::string> Object::field(std::string_view path) const {

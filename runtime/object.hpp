@@ -88,7 +88,7 @@ class Object {
   /// for an Object built by parse()).
   [[nodiscard]] Result<std::string> field(std::string_view path) const;
 
-  /// Bytes of heap this object owns (JSON, unescaped strings, entries), for
+  /// Bytes of heap this object owns (JSON, unescaped strings, entry spans), for
   /// memory accounting. Excludes the shared_ptr control block.
   std::size_t owned_bytes() const noexcept;
 
@@ -103,7 +103,7 @@ class Object {
     bool block_owner_deletion = false;
   };
   struct Parts;  // everything parse() extracted; defined in object.cpp
-  explicit Object(Parts&& parts);
+  explicit Object(const Parts& parts);
   ~Object();
   Object(const Object&) = delete;
   Object& operator=(const Object&) = delete;
@@ -114,15 +114,21 @@ class Object {
   struct FreeBytes {
     void operator()(char* p) const noexcept;
   };
-  // JSON bytes, then unescaped metadata strings, then the key: one allocation.
+  const Span* entries() const noexcept { return reinterpret_cast<const Span*>(bytes_.get() + spans_offset_); }
+  const OwnerSpans* owners() const noexcept {
+    return reinterpret_cast<const OwnerSpans*>(bytes_.get() + owners_offset_);
+  }
+
+  // One allocation: the JSON bytes, the unescaped metadata strings and the key,
+  // then the label/annotation spans (labels first, 2 spans per entry) and the
+  // owner references.
   std::unique_ptr<char, FreeBytes> bytes_;
   std::uint32_t bytes_size_ = 0;
   Span json_, api_version_, kind_, name_, generate_name_, ns_, uid_, resource_version_,
       creation_timestamp_, deletion_timestamp_, key_;
   std::int64_t generation_ = 0;
-  // labels first (label_count_ entries), then annotations; each entry is 2 spans
-  std::unique_ptr<Span[]> entries_;
-  std::unique_ptr<OwnerSpans[]> owners_;
+  std::uint32_t spans_offset_ = 0;
+  std::uint32_t owners_offset_ = 0;
   std::uint16_t label_count_ = 0;
   std::uint16_t annotation_count_ = 0;
   std::uint16_t owner_count_ = 0;
