@@ -49,9 +49,35 @@ json from_yaml(const YAML::Node& node) {
   return nullptr;
 }
 
+// Deeply nested documents would exhaust the stack in recursive parsing or dumping, so
+// the raw text's bracket depth is bounded first (strings in double quotes excluded).
+constexpr int max_nesting = 256;
+
+bool nesting_within_limit(std::string_view body) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    char c = body[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > max_nesting) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 ApiResult<json> decode_body(std::string_view body, BodyFormat format) {
+  if (!nesting_within_limit(body))
+    return ApiError::bad_request("the request body nests deeper than " + std::to_string(max_nesting) + " levels");
   if (format == BodyFormat::json) {
     try {
       return json::parse(body.begin(), body.end());

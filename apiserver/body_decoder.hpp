@@ -6,7 +6,8 @@
 // Contract
 //   * JSON is parsed strictly; YAML must be one document. YAML scalars keep their
 //     YAML 1.2 core types (plain true/false/null/numbers; quoted text is a string).
-//   * Malformed input is 400 BadRequest whose message says what and where.
+//   * Malformed input is 400 BadRequest whose message says what and where; so is a
+//     body nesting deeper than 256 levels (recursive parsing would exhaust the stack).
 // Threading: pure functions. Errors: ApiError values; never throws.
 #pragma once
 
