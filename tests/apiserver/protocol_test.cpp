@@ -287,7 +287,7 @@ TEST_CASE("sendInitialEvents ends the initial state with an initial-events-end b
   CHECK(t.request("GET", "/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true").status == 422);
 }
 
-TEST_CASE("update with a stale resourceVersion is 409 Conflict; a no-op update keeps the revision",
+TEST_CASE("update with a stale resourceVersion is 409 Conflict and a no-op update keeps the revision",
           "[apiserver][integration]") {
   TestServer t;
   auto a = t.create_configmap("a");
@@ -554,7 +554,7 @@ TEST_CASE("bad input gets a clear Status and leaves stored objects intact", "[ap
   CHECK(TestServer::json_of(after) == a);
 }
 
-TEST_CASE("protobuf bodies of ConfigMaps and Namespaces decode; other kinds are refused with 415",
+TEST_CASE("protobuf bodies of ConfigMaps and Namespaces decode and other kinds are refused with 415",
           "[apiserver][integration]") {
   TestServer t;
   const std::string magic("k8s\0", 4);
