@@ -63,7 +63,7 @@ using Names = std::set<std::string>;
 }  // namespace
 
 // upstream: store_test.go TestIndex; namespace part derived from MetaNamespaceIndexFunc
-TEST_CASE("index returns the objects sharing the probe's value; the namespace index is built in",
+TEST_CASE("index returns the objects sharing the probe value, and the namespace index is built in",
           "[indexer][item-22][unit]") {
   SECTION("a custom by_val index") {
     Indexer indexer({{"by_val", label_value("val")}});
