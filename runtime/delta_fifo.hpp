@@ -14,9 +14,12 @@
 //     deletion), sharing the cache's ObjectPtr. It is what delete_object(),
 //     replace() and resync() consult, so a change popped but not yet applied by the
 //     Controller still counts as known (architecture.md §4, semantics §10).
-//   * replace() tombstones every key queued or known but absent from the list;
+//   * replace() tombstones every key queued or known but absent from the list
+//     (queued keys in queue order, then known keys in no particular order);
 //     the first replace() sets the initial population; has_synced() is true once
 //     it has been popped completely (or at once if the first call was not a replace).
+//   * The known view costs ~20–40 B per key (a flat table of the shared ObjectPtr,
+//     runtime/object_set.hpp); queued keys cost their Deltas plus one key copy.
 //   * The transformer runs on objects given to add/update/delete_object/replace,
 //     never on sync deltas or tombstones; its error aborts that call.
 // Threading: not thread-safe; one owner (the DeltaFIFO actor, actors/delta_fifo.hpp).
@@ -27,6 +30,7 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "runtime/delta.hpp"
+#include "runtime/object_set.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer {
@@ -47,6 +52,9 @@ struct DeltaFIFOOptions {
   bool track_known_objects = true;
   /// Applied to incoming objects; an error aborts the call that brought the object.
   std::function<Result<ObjectPtr>(ObjectPtr)> transformer;
+  /// The known view to start from (a FIFO restarted over a warm cache); empty by
+  /// default. Seeding it does not mark the FIFO populated.
+  std::vector<ObjectPtr> known_objects;
 };
 
 /// One popped key: its deltas and whether the pop belongs to the initial list.
@@ -71,7 +79,7 @@ class DeltaFIFO {
   /// A full list: Replaced (or Sync) per listed object, then a tombstone Deleted for
   /// every queued or known key not in the list. `resource_version` is not used here.
   [[nodiscard]] Result<void> replace(std::vector<ObjectPtr> list, std::string_view resource_version);
-  /// Sync for every known key that has nothing queued.
+  /// Sync for every known key that has nothing queued, in no particular order.
   [[nodiscard]] Result<void> resync();
   /// Re-inserts popped deltas only if nothing is queued for their key (client-go
   /// 1.32 AddIfNotPresent); empty deltas are ignored. Marks the FIFO populated.
@@ -88,10 +96,15 @@ class DeltaFIFO {
   /// puts them and the known view is left alone; pop then succeeds when the error's
   /// message is empty and returns the error otherwise (client-go's ErrRequeue{nil} /
   /// ErrRequeue{err}). Any other error is returned and the deltas are dropped
-  /// (RetryOnError=false, as shared informers use).
+  /// (RetryOnError=false, as shared informers use); they still count as popped for
+  /// the known view: the FIFO cannot tell how far `process` got, and a key known
+  /// but not cached costs a spurious delete later, while a key cached but not
+  /// known would lose its deletion for good.
   [[nodiscard]] Result<std::optional<PoppedDeltas>> pop(
       const std::function<Result<void>(const PoppedDeltas&)>& process);
-  /// Up to `max_n` keys in queue order (empty if the queue is empty).
+  /// Up to `max_n` keys in queue order, each with its own is_in_initial_list (as
+  /// that many pop() calls would give); empty when the queue is empty and open,
+  /// Errc::fifo_closed when it is empty and closed. Updates the known-objects view.
   [[nodiscard]] Result<std::vector<PoppedDeltas>> pop_batch(std::size_t max_n);
 
   /// Wakes nothing by itself (the owner answers parked pops); later pops drain what
@@ -115,12 +128,31 @@ class DeltaFIFO {
   std::size_t known_count() const noexcept { return known_.size(); }
 
  private:
+  // One queued key. Heap-allocated so that key's bytes (even when held inline by
+  // std::string's small-string buffer) stay put: items_ and queue_ refer to them.
+  struct Item {
+    std::string key;
+    Deltas deltas;  // never empty while queued
+  };
+
+  /// Appends one delta for `object`'s key (transformed first when `transform`),
+  /// applying the dedup rule and queueing the key if it is new.
+  [[nodiscard]] Result<void> enqueue(DeltaType type, ObjectPtr object, bool transform);
+  /// Appends `delta` under its key with the dedup rule; queues the key if new.
+  void append(Delta delta);
+  /// Appends to a queued key's deltas; if the last two are deletions, keeps one.
+  static void push_deduped(Deltas& deltas, Delta delta);
+  /// Removes the oldest key and returns its deltas with the initial-list flag.
+  PoppedDeltas take_front();
+  /// Points the known view at the popped key's newest object (or forgets the key).
+  void remember(const Deltas& deltas);
+
   DeltaFIFOOptions options_;
-  std::deque<std::string> queue_;                    // no dups; in queue_ iff in items_
-  std::unordered_map<std::string, Deltas> items_;    // never holds empty Deltas
-  std::unordered_map<std::string_view, ObjectPtr> known_;  // key views point into the ObjectPtr
+  std::deque<Item*> queue_;  // no dups; in queue_ iff in items_; owned by items_
+  std::unordered_map<std::string_view, std::unique_ptr<Item>> items_;  // key views into Item::key
+  detail::ObjectSet known_;  // key -> last popped object (deleted keys erased)
   bool populated_ = false;
-  std::size_t initial_population_count_ = 0;
+  std::size_t initial_population_count_ = 0;  // keys of the first replace() not yet popped
   bool closed_ = false;
 };
 
