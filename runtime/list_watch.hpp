@@ -13,16 +13,25 @@
 //     then on_closed exactly once (Result<void>{} for a clean end such as the
 //     server's timeout; an Error otherwise), unless stop() came first: after stop()
 //     returns, no callback of that watch runs any more.
+//   * Callbacks may run before list()/watch() returns (a source that answers
+//     synchronously, like the in-memory one), so they must not expect the returned
+//     Watch to exist yet.
 //   * A watch started at a too-old resource version closes with Errc::gone (the
-//     server's ERROR event with code 410); a 429 is Errc::too_many_requests (its
-//     message gives the retry-after seconds); a refused connection is
-//     Errc::connection_failed.
+//     server's ERROR event with code 410); a list at one fails with Errc::gone, and
+//     at a version the server has not reached with Errc::too_large_rv. A 429 is
+//     Errc::too_many_requests (make it with too_many_requests(); retry_after()
+//     reads the wait back); a refused connection is Errc::connection_failed. A
+//     watch that cannot be established closes at once with that error and no events.
+//   * pause()/resume() are flow control: a paused watch delivers nothing and keeps
+//     what arrives (a socket that is not read), resume() delivers it in order. A
+//     source that cannot pause ignores them.
 //   * A malformed event is reported as a WatchEvent of type error with
 //     Errc::decode_failed; the stream goes on.
 // Threading: list() and watch() may be called from any thread; one Reflector uses
 //   one ListWatch at a time.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -67,12 +76,21 @@ struct WatchEvent {
   std::optional<Error> error;    // set iff type == error
 };
 
+/// A 429 answer asking the client to wait `retry_after`: "too many requests, retry after 3s".
+Error too_many_requests(std::chrono::seconds retry_after);
+/// The wait a too_many_requests() error asks for; nullopt for other errors.
+std::optional<std::chrono::seconds> retry_after(const Error& error);
+
 /// A running watch; destroying it stops it.
 class Watch {
  public:
   virtual ~Watch() = default;
   /// Stops delivery; after it returns no callback of this watch runs again.
   virtual void stop() = 0;
+  /// Stops delivery until resume(); arriving events are kept, not dropped.
+  virtual void pause() {}
+  /// Delivers what was kept while paused, then goes on as before.
+  virtual void resume() {}
 };
 
 class ListWatch {
