@@ -19,6 +19,16 @@ using pop_atom = caf::atom_constant<caf::atom("pop")>;            // pull up to 
 using synced_atom = caf::atom_constant<caf::atom("synced")>;      // has_synced()?
 using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;  // close and drain
 
+// Reflector: the public query, then what it sends itself (callbacks turned into
+// messages, timers); each private message carries a generation.
+using last_rv_atom = caf::atom_constant<caf::atom("last_rv")>;        // LastSyncResourceVersion
+using listed_atom = caf::atom_constant<caf::atom("listed")>;          // a list page answered
+using observe_atom = caf::atom_constant<caf::atom("observe")>;        // watch events arrived
+using closed_atom = caf::atom_constant<caf::atom("closed")>;          // the watch ended
+using retry_atom = caf::atom_constant<caf::atom("retry")>;            // a back-off wait is over
+using resync_due_atom = caf::atom_constant<caf::atom("resync_due")>;  // the resync period passed
+using poll_atom = caf::atom_constant<caf::atom("poll")>;              // paused: ask the FIFO's depth
+
 }  // namespace kinformer::actors
 
 namespace kinformer::actors {

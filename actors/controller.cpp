@@ -138,7 +138,7 @@ struct ControllerState {
     popping = false;
     done = true;
     if (err != Errc::fifo_closed && err != caf::sec::request_receiver_down)
-      std::cerr << "kinformer controller: pop failed: " << to_error(err).to_string() << "\n";
+      std::cerr << "kinformer controller: pop failed: " << from_caf_error(err).to_string() << "\n";
     self->send(options.downstream, drain_atom::value);
     self->quit();
   }

@@ -1,12 +1,49 @@
 // actors/reflector.hpp
 //
 // ReflectorActor: lists and watches a ListWatch source and feeds the DeltaFIFO
-// actor (client-go Reflector; informer-semantics.md §5, checklist 30–46).
-// [Interface sketch agreed between the reflector and informer work; the
-//  reflector work completes this header and its contract.]
+// actor (client-go 1.32 Reflector; informer-semantics.md §5, checklist 30–45).
+//
+// Contract
+//   * A cycle is list → replace → watch. The first list asks for RV "0", later ones
+//     for the last RV seen, and "" right after a 410 or too-large-RV answer (retried
+//     at once, once per cycle). Pages: page_size if set; else limit 500 for RV "0"
+//     or "" and none for a specific RV, except that once an RV "0" list came back
+//     in pages every later list keeps limit 500. A 410 on page 2 or later → one
+//     full list without limit at the first page's RV. The pages go to the FIFO as
+//     one replace(items, list RV).
+//   * The watch starts at the list's RV with bookmarks allowed and timeoutSeconds
+//     drawn from [300, 600). Added/modified/deleted go to the FIFO as one deltas
+//     batch per arrival; every event, bookmarks included, advances the RV.
+//   * The watch ends:
+//       cleanly                → watch again from the last RV (no relist), unless it
+//                                had no events and lasted under 1 s ("very short
+//                                watch": back off, relist);
+//       429 / refused          → back off (at least retry-after), watch again;
+//       Errc::server_error     → watch again at once while within
+//                                max_internal_error_retry of the first such error;
+//       anything else (410 …)  → back off, relist.
+//     A list failure, a FIFO failure and a resync failure also end the cycle: back
+//     off, relist. Back-off is runtime/backoff.hpp's (800 ms … 30 s, jitter 1.0).
+//   * watch_error_handler sees every error that ends a watch or a cycle and every
+//     event skipped (malformed: Errc::decode_failed; a kind other than
+//     expected_kind); not the retries a list makes by itself (RV "" after 410,
+//     the full list after a page-2 410). Skipped events change nothing cached.
+//   * Resync: every resync_period while the cycle's watch loop runs (re-watches
+//     keep the timer, a relist restarts it), if should_resync is unset or true,
+//     the FIFO is asked to resync.
+//   * Back-pressure: when a FIFO reply reports a depth above high_water_mark the
+//     watch is paused (ListWatch Watch::pause); every pause_poll the reflector
+//     sends the FIFO an empty deltas batch to read its depth and resumes at or
+//     below half the mark.
+//   * It runs until it receives an exit message; quitting stops its watch at once,
+//     and callbacks of older lists and watches are ignored (generations).
+// Threading: callbacks in the options run in the actor's context. The ListWatch's
+//   callbacks may run on any thread: they only send messages to the actor.
+// Errors: reported to watch_error_handler; the reflector never gives up.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -18,6 +55,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/delta_fifo.hpp"
+#include "runtime/backoff.hpp"
 #include "runtime/list_watch.hpp"
 #include "runtime/result.hpp"
 
@@ -36,9 +74,21 @@ struct ReflectorOptions {
   std::string field_selector;
   /// Stop reading the watch while the FIFO holds more keys than this.
   std::size_t high_water_mark = 10000;
+  /// While paused, how often the FIFO's depth is read.
+  std::chrono::milliseconds pause_poll{100};
+  /// Events whose object has another kind are skipped and reported; "" = any kind.
+  std::string expected_kind;
+  /// Window for re-watching at once after Errc::server_error (client-go's
+  /// MaxInternalErrorRetryDuration); 0 = off, as informers use it.
+  std::chrono::milliseconds max_internal_error_retry{0};
+  BackoffOptions backoff;
+  /// Uniform in [0, 1), for back-off jitter and watch timeouts; empty = a PRNG
+  /// seeded from std::random_device.
+  std::function<double()> random;
 };
 
-using ReflectorActor = caf::typed_actor<>;  // completed by the reflector work
+/// The public handle: LastSyncResourceVersion ("" before the first list).
+using ReflectorActor = caf::typed_actor<caf::replies_to<last_rv_atom>::with<std::string>>;
 
 /// Spawns the reflector; it starts listing at once and runs until it gets an
 /// exit message (then it stops its watch promptly).

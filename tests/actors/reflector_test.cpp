@@ -1,0 +1,595 @@
+// Tests for actors/reflector.hpp against the in-memory source and a fake FIFO, on
+// CAF's test_coordinator with virtual time (informer-semantics.md §5, items 30–45).
+// Random numbers are fixed at 0 unless a test says otherwise, so a back-off wait
+// is exactly 800 ms, 1.6 s, 3.2 s, ...
+#include "actors/reflector.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include "runtime/memory_source.hpp"
+#include "tests/support/fake_fifo.hpp"
+#include "tests/support/objects.hpp"
+#include "tests/support/virtual_time.hpp"
+
+namespace kinformer::actors {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::pod;
+
+class ReflectorFixture : public testing::VirtualTimeFixture {
+ public:
+  ReflectorFixture() : fifo(track(sys.spawn(testing::fake_fifo, log))) {}
+
+  ReflectorOptions options() {
+    ReflectorOptions o;
+    o.source = source;
+    o.fifo = fifo;
+    o.random = [this] { return random_value; };
+    o.watch_error_handler = [this](const Error& e) { errors.push_back(e); };
+    return o;
+  }
+
+  ReflectorActor start(ReflectorOptions o) {
+    auto r = track(spawn_reflector(sys, std::move(o)));
+    run();
+    return r;
+  }
+  ReflectorActor start() { return start(options()); }
+
+  std::string last_rv(const ReflectorActor& r) {
+    std::string out = "<no answer>";
+    auto rh = self->request(r, caf::infinite, last_rv_atom::value);
+    run();
+    rh.receive([&](std::string& rv) { out = std::move(rv); },
+               [&](caf::error& e) { FAIL("last_rv failed: " << sys.render(e)); });
+    return out;
+  }
+
+  std::size_t lists() const { return source->list_requests().size(); }
+  std::size_t watches() const { return source->watch_requests().size(); }
+  ListOptions list_request(std::size_t i) const { return source->list_requests().at(i); }
+  WatchOptions watch_request(std::size_t i) const { return source->watch_requests().at(i); }
+
+  /// Ends the watch with 410 and lets the back-off `wait` pass, so that the next cycle lists.
+  void relist_after_410(std::chrono::milliseconds wait) {
+    source->close_watches(Error{Errc::gone, "too old resource version"});
+    run();
+    advance(wait);
+  }
+
+  /// Adds `n` pods named p0, p1, ...
+  void add_pods(int n) {
+    for (int i = 0; i < n; ++i) source->add(pod("p" + std::to_string(i), ""));
+  }
+
+  std::shared_ptr<MemorySource> source = std::make_shared<MemorySource>();
+  std::shared_ptr<testing::FifoLog> log = std::make_shared<testing::FifoLog>();
+  DeltaFIFOActor fifo;
+  std::vector<Error> errors;  // written by the reflector, which runs on this thread
+  double random_value = 0.0;
+};
+
+// -- item 30 ----------------------------------------------------------------
+
+// upstream: TestWatchTimeout, TestReflectorResyncWithResourceVersion,
+// TestReflectorPaginatingNonConsistentReadsIfWatchCacheDisabled
+TEST_CASE_METHOD(ReflectorFixture, "a fresh reflector lists at RV 0 with limit 500, then watches from the list's RV",
+                 "[reflector][item-30][actor]") {
+  source->add(pod("a", ""));
+  source->add(pod("b", ""));
+  random_value = GENERATE(0.0, 0.5, 0.9999);
+  start();
+  REQUIRE(lists() == 1);
+  CHECK(list_request(0).resource_version == "0");
+  CHECK(list_request(0).limit == 500);
+  CHECK(log->last_replace() == "a b @ 2");
+  REQUIRE(watches() == 1);
+  const auto w = watch_request(0);
+  CHECK(w.resource_version == "2");
+  CHECK(w.allow_watch_bookmarks);
+  CHECK(w.timeout_seconds >= 300);
+  CHECK(w.timeout_seconds < 600);
+  CHECK(w.timeout_seconds == 300 + static_cast<std::int64_t>(300 * std::min(random_value, 0.999)));
+}
+
+// -- item 31 ----------------------------------------------------------------
+
+// upstream: TestReflectorListAndWatch
+TEST_CASE_METHOD(ReflectorFixture, "a watch that ends cleanly is followed by a watch from the last event's RV, no relist",
+                 "[reflector][item-31][actor]") {
+  auto r = start();
+  source->add(pod("a", ""));  // 1
+  source->modify(pod("a", ""));  // 2
+  run();
+  CHECK(log->deltas() == std::vector<std::string>{"added a", "updated a"});
+  source->close_watches();
+  run();
+  CHECK(lists() == 1);
+  REQUIRE(watches() == 2);
+  CHECK(watch_request(0).resource_version == "0");
+  CHECK(watch_request(1).resource_version == "2");
+  CHECK(last_rv(r) == "2");
+  CHECK(errors.empty());
+}
+
+// -- items 32 to 36: lists ---------------------------------------------------
+
+// upstream: TestReflectorResyncWithResourceVersion, TestReflectorNotPaginatingNotConsistentReads
+TEST_CASE_METHOD(ReflectorFixture, "a relist after a successful sync asks for the last synced RV without a limit",
+                 "[reflector][item-32][actor]") {
+  add_pods(3);
+  start();
+  source->add(pod("x", ""));  // 4
+  run();
+  source->close_watches(Error{Errc::gone, "too old resource version"});
+  run();
+  CHECK(lists() == 1);  // not before the back-off
+  advance(800ms);
+  REQUIRE(lists() == 2);
+  CHECK(list_request(1).resource_version == "4");
+  CHECK(list_request(1).limit == 0);
+  CHECK(log->count("replace") == 2);
+  CHECK(watch_request(watches() - 1).resource_version == "4");
+}
+
+// upstream: TestReflectorExpiredExactResourceVersion
+TEST_CASE_METHOD(ReflectorFixture, "a relist answered with 410 is retried at once with RV \"\"",
+                 "[reflector][item-33][actor]") {
+  add_pods(2);
+  start();
+  source->fail_next_list(Error{Errc::gone, "too old resource version: 2 (3)"});
+  relist_after_410(800ms);
+  REQUIRE(lists() == 3);
+  CHECK(list_request(1).resource_version == "2");
+  CHECK(list_request(2).resource_version == "");
+  CHECK(list_request(2).limit == 0);
+  CHECK(log->count("replace") == 2);
+
+  SECTION("and the list after that uses the last synced RV again") {
+    relist_after_410(1600ms);
+    REQUIRE(lists() == 4);
+    CHECK(list_request(3).resource_version == "2");
+  }
+}
+
+// upstream: TestReflectorFullListIfTooLarge
+TEST_CASE_METHOD(ReflectorFixture, "a relist answered with too large resource version is retried at once with RV \"\"",
+                 "[reflector][item-34][actor]") {
+  add_pods(2);
+  start();
+  source->fail_next_list(Error{Errc::too_large_rv, "Too large resource version: 2, current: 1"});
+  relist_after_410(800ms);
+  REQUIRE(lists() == 3);
+  CHECK(list_request(1).resource_version == "2");
+  CHECK(list_request(2).resource_version == "");
+  CHECK(log->last_replace() == "p0 p1 @ 2");
+
+  SECTION("a second failure in the same list ends the cycle and is reported") {
+    source->fail_next_list(Error{Errc::too_large_rv, "again"});
+    source->fail_next_list(Error{Errc::too_large_rv, "and again"});
+    source->close_watches(Error{Errc::gone, "too old resource version"});
+    run();
+    const auto before = errors.size();
+    advance(1600ms);
+    REQUIRE(lists() == 5);
+    CHECK(list_request(4).resource_version == "");
+    REQUIRE(errors.size() == before + 1);
+    CHECK(errors.back().message == "and again");
+    advance(3200ms);
+    REQUIRE(lists() == 6);
+    CHECK(list_request(5).resource_version == "");  // still unavailable until a list succeeds
+  }
+}
+
+// upstream: TestReflectorFullListIfExpired; pager_test.go TestListPager_List
+TEST_CASE_METHOD(ReflectorFixture, "a paginated relist whose second page is 410 becomes one full list at the original RV",
+                 "[reflector][item-35][actor]") {
+  add_pods(5);
+  auto o = options();
+  o.page_size = 2;
+  start(o);
+  REQUIRE(lists() == 3);  // 2 + 2 + 1
+  source->fail_next_continue(Error{Errc::gone, "The provided continue parameter is too old"});
+  relist_after_410(800ms);
+  REQUIRE(lists() == 6);
+  CHECK(list_request(3).resource_version == "5");
+  CHECK(list_request(3).limit == 2);
+  CHECK_FALSE(list_request(4).continue_token.empty());
+  CHECK(list_request(5).resource_version == "5");
+  CHECK(list_request(5).limit == 0);
+  CHECK(list_request(5).continue_token.empty());
+  CHECK(log->last_replace() == "p0 p1 p2 p3 p4 @ 5");
+  CHECK(errors.size() == 1);  // only the watch's 410: the fallback is the pager's own business
+}
+
+// upstream: TestReflectorPaginatingNonConsistentReadsIfWatchCacheDisabled, TestReflectorWatchListPageSize
+TEST_CASE_METHOD(ReflectorFixture, "paginated lists: sticky limit 500 after a paginated RV 0 list, an explicit page size everywhere",
+                 "[reflector][item-36][actor]") {
+  SECTION("an RV 0 list that came back in pages keeps limit 500 on later relists") {
+    add_pods(501);
+    start();
+    REQUIRE(lists() == 2);
+    CHECK(list_request(1).limit == 500);
+    CHECK(list_request(1).resource_version.empty());
+    relist_after_410(800ms);
+    REQUIRE(lists() == 4);
+    CHECK(list_request(2).resource_version == "501");
+    CHECK(list_request(2).limit == 500);
+  }
+  SECTION("a page size of 4 is sent on every page and the pages are stitched together") {
+    add_pods(10);
+    auto o = options();
+    o.page_size = 4;
+    start(o);
+    REQUIRE(lists() == 3);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(list_request(i).limit == 4);
+    CHECK(list_request(0).resource_version == "0");
+    CHECK(list_request(1).resource_version.empty());
+    CHECK(log->last_replace() == "p0 p1 p2 p3 p4 p5 p6 p7 p8 p9 @ 10");
+    CHECK(log->count("replace") == 1);
+  }
+}
+
+// -- items 37 and 38: watch failures -------------------------------------------
+
+// upstream: TestNoRelistOnTooManyRequests, TestBackoffOnTooManyRequests,
+// TestReflectorListAndWatchInitConnBackoff
+TEST_CASE_METHOD(ReflectorFixture, "a watch refused with 429 or a failed connection is retried after back-off, without a relist",
+                 "[reflector][item-37][actor]") {
+  SECTION("connection refused: 800 ms, then 1.6 s") {
+    source->fail_next_watch(Error{Errc::connection_failed, "connection refused"});
+    source->fail_next_watch(Error{Errc::connection_failed, "connection refused"});
+    start();
+    CHECK(watches() == 1);
+    advance(700ms);
+    CHECK(watches() == 1);
+    advance(100ms);
+    CHECK(watches() == 2);
+    advance(1500ms);
+    CHECK(watches() == 2);
+    advance(100ms);
+    CHECK(watches() == 3);
+    CHECK(source->open_watch_count() == 1);
+  }
+  SECTION("429: at least the retry-after the server asked for") {
+    source->fail_next_watch(too_many_requests(3s));
+    start();
+    advance(2900ms);
+    CHECK(watches() == 1);
+    advance(100ms);
+    CHECK(watches() == 2);
+    CHECK(watch_request(1).resource_version == watch_request(0).resource_version);
+  }
+  CHECK(lists() == 1);
+  CHECK(log->count("replace") == 1);
+  CHECK(errors.size() >= 1);
+}
+
+// upstream: TestRetryInternalError
+TEST_CASE_METHOD(ReflectorFixture, "500 errors re-watch at once within the internal-error window, then relist",
+                 "[reflector][item-38][actor]") {
+  SECTION("with a 30 s window") {
+    auto o = options();
+    o.max_internal_error_retry = 30s;
+    start(o);
+    source->close_watches(Error{Errc::server_error, "internal error"});
+    run();
+    CHECK(watches() == 2);
+    advance(20s, 1s);
+    source->close_watches(Error{Errc::server_error, "internal error"});
+    run();
+    CHECK(watches() == 3);
+    advance(11s, 1s);
+    source->close_watches(Error{Errc::server_error, "internal error"});
+    run();
+    CHECK(watches() == 3);
+    advance(800ms);
+    CHECK(lists() == 2);
+    CHECK(watches() == 4);
+  }
+  SECTION("without a window (the default) the first 500 relists after back-off") {
+    start();
+    source->close_watches(Error{Errc::server_error, "internal error"});
+    run();
+    CHECK(watches() == 1);
+    advance(800ms);
+    CHECK(lists() == 2);
+  }
+  CHECK(errors.size() >= 1);
+}
+
+// -- items 39 and 40: events ----------------------------------------------------
+
+// upstream: TestReflectorResourceVersionUpdate
+TEST_CASE_METHOD(ReflectorFixture, "every watch event, bookmarks included, advances the last synced RV",
+                 "[reflector][item-39][actor]") {
+  auto r = start();
+  CHECK(last_rv(r) == "0");
+  auto event = [](WatchEventType type, const std::string& rv) {
+    return WatchEvent{type, type == WatchEventType::bookmark ? nullptr : pod("a", rv), rv, std::nullopt};
+  };
+  std::vector<std::string> seen;
+  for (const auto& [type, rv] : std::vector<std::pair<WatchEventType, std::string>>{
+           {WatchEventType::added, "10"},
+           {WatchEventType::modified, "20"},
+           {WatchEventType::bookmark, "30"},
+           {WatchEventType::deleted, "40"}}) {
+    source->emit({event(type, rv)});
+    run();
+    seen.push_back(last_rv(r));
+  }
+  CHECK(seen == std::vector<std::string>{"10", "20", "30", "40"});
+  CHECK(log->deltas() == std::vector<std::string>{"added a", "updated a", "deleted a"});
+  source->close_watches();
+  run();
+  CHECK(watch_request(1).resource_version == "40");
+}
+
+// upstream: TestReflectorWatchHandler
+TEST_CASE_METHOD(ReflectorFixture, "an event of the wrong kind is skipped while the others are applied and tracked",
+                 "[reflector][item-40][actor]") {
+  auto o = options();
+  o.expected_kind = "Pod";
+  auto r = start(o);
+  auto config_map = Object::parse(
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"default","resourceVersion":"11"}})");
+  REQUIRE(config_map);
+  source->emit({
+      WatchEvent{WatchEventType::deleted, pod("foo", "10"), "10", std::nullopt},
+      WatchEvent{WatchEventType::added, config_map.value(), "11", std::nullopt},
+      WatchEvent{WatchEventType::modified, pod("bar", "12"), "12", std::nullopt},
+      WatchEvent{WatchEventType::added, pod("baz", "13"), "13", std::nullopt},
+  });
+  run();
+  CHECK(log->deltas() == std::vector<std::string>{"deleted foo", "updated bar", "added baz"});
+  CHECK(last_rv(r) == "13");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].code == Errc::decode_failed);
+  CHECK(lists() == 1);
+}
+
+// -- item 41: resync --------------------------------------------------------------
+
+// upstream: TestReflectorResync, TestReflectorResyncChan
+TEST_CASE_METHOD(ReflectorFixture, "the FIFO is resynced every period while watching, and a resync error ends the cycle",
+                 "[reflector][item-41][actor]") {
+  auto o = options();
+  o.resync_period = 1s;
+  bool should = true;
+  o.should_resync = [&] { return should; };
+  start(o);
+  advance(999ms, 333ms);
+  CHECK(log->count("resync") == 0);
+  advance(1ms, 1ms);
+  CHECK(log->count("resync") == 1);
+  advance(2s);
+  CHECK(log->count("resync") == 3);
+
+  SECTION("should_resync false skips the tick but keeps the timer") {
+    should = false;
+    advance(2s);
+    CHECK(log->count("resync") == 3);
+    should = true;
+    advance(1s);
+    CHECK(log->count("resync") == 4);
+  }
+  SECTION("re-watches keep the timer running") {
+    source->add(pod("a", ""));
+    run();
+    source->close_watches();
+    run();
+    advance(1s);
+    CHECK(log->count("resync") == 4);
+    CHECK(lists() == 1);
+  }
+  SECTION("a resync error is reported, the cycle ends, and the relist starts a fresh period") {
+    log->fail_next_resync(Error{Errc::transform_failed, "resync failed"});
+    advance(1s);
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].code == Errc::transform_failed);
+    CHECK(errors[0].message == "resync failed");
+    CHECK(source->open_watch_count() == 0);
+    advance(800ms);  // the back-off; no resync tick of the old cycle meanwhile
+    CHECK(lists() == 2);
+    CHECK(log->count("resync") == 3);
+    advance(900ms);
+    CHECK(log->count("resync") == 3);
+    advance(100ms);
+    CHECK(log->count("resync") == 4);
+  }
+}
+
+// -- item 42: list errors ---------------------------------------------------------
+
+// upstream: TestReflectorListAndWatchWithErrors, TestSharedInformerErrorHandling
+TEST_CASE_METHOD(ReflectorFixture, "a list error reaches the watch error handler and the list is retried with growing back-off",
+                 "[reflector][item-42][item-37][actor]") {
+  for (int i = 0; i < 3; ++i) source->fail_next_list(Error{Errc::server_error, "list failed " + std::to_string(i)});
+  source->add(pod("a", ""));
+  start();
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message == "list failed 0");
+  CHECK(next_timeout() == 800ms);
+  advance(800ms);
+  CHECK(lists() == 2);
+  CHECK(next_timeout() == 1600ms);
+  advance(1600ms);
+  CHECK(lists() == 3);
+  CHECK(next_timeout() == 3200ms);
+  advance(3200ms);
+  CHECK(lists() == 4);
+  CHECK(errors.size() == 3);
+  CHECK(log->last_replace() == "a @ 1");
+  CHECK(watches() == 1);
+
+  SECTION("jitter stretches the waits by up to 100 %") {
+    random_value = 0.5;
+    source->fail_next_list(Error{Errc::server_error, "again"});
+    source->close_watches(Error{Errc::gone, "too old resource version"});
+    run();
+    CHECK(next_timeout() == 9600ms);  // 6.4 s × 1.5
+  }
+}
+
+// -- item 43: relist after a watch error ---------------------------------------------
+
+// upstream: TestReflectorReplacesStoreOnUnsafeDelete
+TEST_CASE_METHOD(ReflectorFixture, "a watch ERROR event leads to a relist whose replace drops the objects gone meanwhile",
+                 "[reflector][item-43][actor]") {
+  source->add(pod("a", ""));
+  source->add(pod("b", ""));
+  source->add(pod("c", ""));
+  start();
+  CHECK(log->last_replace() == "a b c @ 3");
+  source->remove_drop_watch("default/b");  // the deletion the watch never told
+  const auto error = GENERATE(Error{Errc::gone, "too old resource version: 3 (4)"},
+                              Error{Errc::server_error, "corrupt object has been deleted"});
+  source->emit({WatchEvent{WatchEventType::error, nullptr, "", error}});
+  run();
+  CHECK(source->open_watch_count() == 0);
+  advance(800ms);
+  REQUIRE(lists() == 2);
+  CHECK(log->last_replace() == "a c @ 4");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].code == error.code);
+}
+
+// -- item 44: stop ------------------------------------------------------------------
+
+// upstream: TestReflectorWatchStoppedBefore/After, TestReflectorStopWatch
+TEST_CASE_METHOD(ReflectorFixture, "a stopped reflector returns promptly and stops its watch",
+                 "[reflector][item-44][actor]") {
+  SECTION("stopped while the list is in flight: no watch is ever started") {
+    std::vector<std::function<void()>> deferred;
+    source = std::make_shared<MemorySource>(
+        MemorySourceOptions{1000, [&](std::function<void()> task) { deferred.push_back(std::move(task)); }});
+    auto r = start();
+    REQUIRE(lists() == 1);
+    caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
+    run();
+    for (auto& task : deferred) task();  // the list answers after the stop
+    run();
+    CHECK(watches() == 0);
+    CHECK(log->count("replace") == 0);
+  }
+  SECTION("stopped while watching: the watch is stopped and nothing more reaches the FIFO") {
+    auto r = start();
+    CHECK(source->open_watch_count() == 1);
+    caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
+    run();
+    CHECK(source->open_watch_count() == 0);
+    source->add(pod("late", ""));
+    run();
+    CHECK(log->deltas().empty());
+  }
+  SECTION("stopped during a back-off wait: the pending timer does nothing") {
+    source->fail_next_list(Error{Errc::server_error, "list failed"});
+    auto r = start();
+    caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
+    run();
+    advance(1s);
+    CHECK(lists() == 1);
+  }
+}
+
+// -- item 45: very short watches -------------------------------------------------------
+
+// upstream: TestReflectorHandleWatchResultChanClosedBefore/After
+TEST_CASE_METHOD(ReflectorFixture, "a watch that closes within 1 s without events is an error and leads to a relist",
+                 "[reflector][item-45][actor]") {
+  start();
+  advance(900ms);
+  source->close_watches();
+  run();
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message.find("very short watch") != std::string::npos);
+  CHECK(watches() == 1);
+  advance(800ms);
+  CHECK(lists() == 2);
+  CHECK(watches() == 2);
+
+  SECTION("after 1 s, or with an event, a clean close just re-watches") {
+    advance(1s);
+    source->close_watches();
+    run();
+    CHECK(watches() == 3);
+    source->bookmark();
+    run();
+    source->close_watches();
+    run();
+    CHECK(watches() == 4);
+    CHECK(lists() == 2);
+    CHECK(errors.size() == 1);
+  }
+}
+
+// -- beyond the checklist -----------------------------------------------------------------
+
+TEST_CASE_METHOD(ReflectorFixture, "a malformed event is skipped and reported; the watch goes on and nothing is relisted",
+                 "[reflector][actor]") {
+  auto r = start();
+  source->add(pod("a", ""));
+  source->emit_malformed();
+  source->add(pod("b", ""));
+  run();
+  CHECK(log->deltas() == std::vector<std::string>{"added a", "added b"});
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].code == Errc::decode_failed);
+  CHECK(lists() == 1);
+  CHECK(source->open_watch_count() == 1);
+  CHECK(last_rv(r) == "2");
+}
+
+TEST_CASE_METHOD(ReflectorFixture, "the watch pauses while the FIFO is above the high-water mark and resumes at half of it",
+                 "[reflector][actor]") {
+  auto o = options();
+  o.high_water_mark = 10;
+  o.pause_poll = 100ms;
+  start(o);
+  log->set_depth(11);
+  source->add(pod("a", ""));
+  run();
+  CHECK(log->deltas().size() == 1);
+  source->add(pod("b", ""));  // kept by the paused watch
+  run();
+  CHECK(log->deltas().size() == 1);
+  advance(100ms);
+  CHECK(log->polls() == 1);
+  log->set_depth(6);
+  advance(100ms);
+  CHECK(log->polls() == 2);
+  CHECK(log->deltas().size() == 1);  // 6 > 10 / 2: still paused
+  log->set_depth(5);
+  advance(100ms);
+  CHECK(log->deltas() == std::vector<std::string>{"added a", "added b"});
+  advance(1s);
+  CHECK(log->polls() == 3);  // resumed: no more polls
+  CHECK(lists() == 1);
+}
+
+TEST_CASE_METHOD(ReflectorFixture, "callbacks of a watch that was replaced are ignored", "[reflector][actor]") {
+  auto r = start();
+  source->add(pod("a", ""));
+  run();
+  source->close_watches(Error{Errc::gone, "too old resource version"});
+  run();
+  // a stale event for the old watch generation cannot reach the FIFO: the old watch is closed,
+  // and the relist brings the state instead
+  advance(800ms);
+  CHECK(log->last_replace() == "a @ 1");
+  CHECK(log->deltas() == std::vector<std::string>{"added a"});
+  CHECK(last_rv(r) == "1");
+}
+
+}  // namespace
+}  // namespace kinformer::actors
