@@ -104,6 +104,7 @@ void SharedInformer::run() {
   reflector_options.label_selector = options_.label_selector;
   reflector_options.field_selector = options_.field_selector;
   reflector_options.high_water_mark = options_.high_water_mark;
+  reflector_options.backoff = options_.backoff;
   reflector_ = actors::spawn_reflector(system_, std::move(reflector_options));
 }
 

@@ -60,6 +60,7 @@
 #include "actors/notification.hpp"
 #include "actors/reflector.hpp"
 #include "actors/registration.hpp"
+#include "runtime/backoff.hpp"
 #include "runtime/indexer.hpp"
 #include "runtime/list_watch.hpp"
 #include "runtime/result.hpp"
@@ -86,6 +87,8 @@ struct SharedInformerOptions {
   std::size_t handler_window = 2;        // batches in one handler's mailbox
   std::size_t high_water_mark = 10000;   // FIFO depth that pauses the watch
   std::chrono::milliseconds stop_timeout{10000};
+  /// The Reflector's back-off between failed list/watch cycles (client-go's defaults).
+  BackoffOptions backoff;
   /// Typed layer: decodes each object once at ingest (Informer<T> sets it).
   actors::Decoder decoder;
   const void* decoder_tag = nullptr;  // identifies the decoder's type
