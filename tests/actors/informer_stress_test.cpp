@@ -209,7 +209,21 @@ TEST_CASE_METHOD(StressFixture, "10k events flow while handlers are added and re
   REQUIRE(informer->wait_for_sync(20s));
   std::atomic<bool> writing{true};
   std::atomic<int> churned{0};
-  std::thread churn([&] {
+  std::vector<std::thread> writers;
+  std::thread churn;
+  // A failed REQUIRE below must not leave joinable threads (std::terminate).
+  struct Joiner {
+    std::atomic<bool>& flag;
+    std::vector<std::thread>& writers;
+    std::thread& churn;
+    ~Joiner() {
+      flag = false;
+      for (auto& w : writers)
+        if (w.joinable()) w.join();
+      if (churn.joinable()) churn.join();
+    }
+  } joiner{writing, writers, churn};
+  churn = std::thread([&] {
     std::vector<kinformer::HandlerRegistration> live;
     auto sink = std::make_shared<std::atomic<long>>(0);
     while (writing) {
@@ -228,7 +242,6 @@ TEST_CASE_METHOD(StressFixture, "10k events flow while handlers are added and re
     for (auto& h : live) informer->remove_handler(h);
   });
   constexpr int objects_per_writer = 1250;  // x 4 events x 2 writers = 10,000 events
-  std::vector<std::thread> writers;
   for (int w = 0; w < 2; ++w) {
     writers.emplace_back([this, w] {
       for (int i = 0; i < objects_per_writer; ++i) {
@@ -241,7 +254,7 @@ TEST_CASE_METHOD(StressFixture, "10k events flow while handlers are added and re
     });
   }
   for (auto& w : writers) w.join();
-  REQUIRE(eventually([&] { return history->count("delete") == 2 * objects_per_writer; }, 60s));
+  REQUIRE(eventually([&] { return history->count("delete") == 2 * objects_per_writer; }, 120s));
   writing = false;
   churn.join();
   CHECK(churned > 0);

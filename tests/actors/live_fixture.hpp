@@ -61,6 +61,12 @@ struct LiveFixture {
 
   static caf::actor_system_config& prepare(caf::actor_system_config& c) {
     c.set("scheduler.max-threads", 2);
+#ifdef __SANITIZE_THREAD__
+    // libcaf_core is not instrumented: ThreadSanitizer cannot see the atomics of
+    // the work-stealing queues. The sharing policy hands jobs over under a mutex,
+    // which it does see (scripts/tsan.supp covers the rest).
+    c.set("scheduler.policy", caf::atom("sharing"));
+#endif
     actors::register_errors(c);
     return c;
   }
