@@ -176,13 +176,14 @@ BroadcasterActor::behavior_type broadcaster(BroadcasterActor::stateful_pointer<B
     if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
       self->quit(msg.reason);
   });
+  // Payload pointers by value: see actors/delta_fifo.cpp.
   return {
       [=](upstream_atom, CreditSinkActor sink) { self->state.set_upstream(self, std::move(sink)); },
-      [=](notify_atom, const NotificationBatchPtr& batch, std::size_t credit) {
+      [=](notify_atom, NotificationBatchPtr batch, std::size_t credit) {
         self->state.distribute(self, batch, credit);
       },
       [=](synced_atom) { self->state.options.status->distributed_synced = true; },
-      [=](attach_atom, const RegistrationPtr& registration, const NotificationBatchPtr& replay) {
+      [=](attach_atom, RegistrationPtr registration, NotificationBatchPtr replay) {
         self->state.attach(self, registration, replay);
       },
       [=](detach_atom, RegistrationId id) { self->state.detach(self, id); },

@@ -109,7 +109,7 @@ struct ControllerState {
                 [=](caf::error&) { /* the pop below reports a dead FIFO */ });
     }
     self->request(options.fifo, caf::infinite, pop_atom::value, std::min(credit, options.max_batch))
-        .then([=](const PoppedBatchPtr& batch) { on_popped(self, *batch); },
+        .then([=](PoppedBatchPtr batch) { on_popped(self, *batch); },  // by value: see actors/delta_fifo.cpp
               [=](caf::error& err) { on_pop_failed(self, err); });
   }
 
@@ -165,7 +165,7 @@ ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<Cont
         self->state.credit += n;
         self->state.pull(self);
       },
-      [=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); },
+      [=](attach_atom, RegistrationPtr registration) { self->state.attach(self, registration); },
       [=](detach_atom, RegistrationId id) { self->send(self->state.options.downstream, detach_atom::value, id); },
   };
 }

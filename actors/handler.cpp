@@ -46,7 +46,8 @@ void call(const NotificationFunc& func, const Notification& n, HandlerStats& sta
 HandlerActor::behavior_type handler(HandlerActor::pointer, NotificationFunc func,
                                     std::shared_ptr<HandlerStats> stats) {
   return {
-      [=](notify_atom, RegistrationId id, const NotificationBatchPtr& batch) {
+      // the batch by value: see actors/delta_fifo.cpp
+      [=](notify_atom, RegistrationId id, NotificationBatchPtr batch) {
         for (const auto& n : batch->items) call(func, n, *stats);
         return std::make_tuple(handled_atom::value, id);
       },
