@@ -13,7 +13,8 @@ InformerFactory::~InformerFactory() { shutdown(); }
 
 std::shared_ptr<SharedInformer> InformerFactory::informer(std::string_view resource, const InformerScope& scope) {
   // '\n' cannot occur in a resource name, namespace or selector: the key is unambiguous.
-  auto key = std::string(resource) + '\n' + scope.namespace_ + '\n' + scope.label_selector + '\n' + scope.field_selector;
+  auto key = std::string(resource) + '\n' + scope.namespace_ + '\n' + scope.label_selector + '\n' +
+             scope.field_selector;
   std::lock_guard<std::mutex> lock(mu_);
   auto& slot = informers_[key];
   if (!slot) {

@@ -56,7 +56,8 @@ struct Summary {
 };
 
 Summary summarize(std::vector<RunResult> runs) {
-  std::sort(runs.begin(), runs.end(), [](const RunResult& a, const RunResult& b) { return a.events_per_s < b.events_per_s; });
+  std::sort(runs.begin(), runs.end(),
+            [](const RunResult& a, const RunResult& b) { return a.events_per_s < b.events_per_s; });
   Summary s;
   s.min_events_per_s = runs.front().events_per_s;
   s.max_events_per_s = runs.back().events_per_s;

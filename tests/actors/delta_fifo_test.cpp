@@ -59,7 +59,8 @@ TEST_CASE_METHOD(FifoFixture, "a pop on an empty FIFO is answered when something
 }
 
 TEST_CASE_METHOD(FifoFixture, "pop hands out at most n keys in queue order", "[delta_fifo][actor]") {
-  send_deltas({{DeltaType::added, pod("a", "1")}, {DeltaType::added, pod("b", "1")}, {DeltaType::added, pod("c", "1")}});
+  send_deltas(
+      {{DeltaType::added, pod("a", "1")}, {DeltaType::added, pod("b", "1")}, {DeltaType::added, pod("c", "1")}});
   auto p = pop(2);
   REQUIRE(p->value.has_value());
   REQUIRE((*p->value)->size() == 2);
@@ -154,7 +155,8 @@ TEST_CASE_METHOD(FifoFixture, "a delete right after its add was popped is still 
   CHECK((*q->value)->front().deltas.front().type == DeltaType::deleted);
 }
 
-TEST_CASE_METHOD(FifoFixture, "a relist without an object in flight tombstones it", "[delta_fifo][race][item-7][actor]") {
+TEST_CASE_METHOD(FifoFixture, "a relist that lacks an object still in flight tombstones it",
+                 "[delta_fifo][race][item-7][actor]") {
   send_deltas({{DeltaType::added, pod("x", "1")}});
   auto p = pop(1);
   REQUIRE(p->value.has_value());

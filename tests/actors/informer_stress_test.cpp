@@ -202,7 +202,7 @@ TEST_CASE_METHOD(StressFixture, "transformed objects are all readers see, with r
 
 // upstream: TestSharedInformerHandlerAbuse (item 57's shape, asked for by the issue)
 TEST_CASE_METHOD(StressFixture, "10k events flow while handlers are added and removed concurrently",
-                 "[shared_informer][stress][actor]") {
+                 "[shared_informer][stress][item-57][actor]") {
   auto history = std::make_shared<History>();
   REQUIRE(informer->add_handler(recording(history)));
   informer->run();

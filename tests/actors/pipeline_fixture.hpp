@@ -98,8 +98,8 @@ struct PipelineFixture : DeterministicFixture {
     run();
   }
 
-  void watch(std::vector<actors::WatchDelta> deltas) {
-    self->send(fifo, actors::deltas_atom::value, actors::WatchDeltasPtr{std::make_shared<actors::WatchDeltas>(std::move(deltas))});
+  void watch(actors::WatchDeltas items) {
+    self->send(fifo, actors::deltas_atom::value, deltas(std::move(items)));
     run();
   }
 

@@ -136,7 +136,8 @@ TEST_CASE_METHOD(InformerFixture, "a transform's output is what the cache and th
 
 // upstream: TestSharedInformerRemoveHandler, TestSharedInformerRemoveForeignHandler,
 // TestSharedInformerMultipleRegistration, TestRemovingRemovedSharedInformer
-TEST_CASE_METHOD(InformerFixture, "removal stops events, is idempotent, ignores foreign handles, and is per registration",
+TEST_CASE_METHOD(InformerFixture,
+                 "removal stops events, is idempotent, ignores foreign handles, and is per registration",
                  "[shared_informer][item-54][actor]") {
   auto kept = std::make_shared<EventLog>();
   auto removed = std::make_shared<EventLog>();
@@ -150,8 +151,8 @@ TEST_CASE_METHOD(InformerFixture, "removal stops events, is idempotent, ignores 
   REQUIRE(first);
   REQUIRE(second);
   CHECK(first->id() != second->id());
+  source->add(pod("a", "0"));  // in the initial list, whatever the scheduling
   informer->run();
-  source->add(pod("a", "0"));
   REQUIRE(eventually([&] { return kept->size() == 1 && removed->size() == 1 && twice->size() == 2; }));
 
   informer->remove_handler(removed_handle);
@@ -240,7 +241,8 @@ TEST_CASE_METHOD(LiveFixture, "stop kills a handler that never finishes after th
 }
 
 // upstream: TestSharedInformerErrorHandling (item 42, as the informer surfaces it)
-TEST_CASE_METHOD(InformerFixture, "the watch error handler sees a failed list", "[shared_informer][actor]") {
+TEST_CASE_METHOD(InformerFixture, "the watch error handler sees a failed list",
+                 "[shared_informer][item-42][actor]") {
   auto errors = std::make_shared<EventLog>();
   REQUIRE(informer->set_watch_error_handler([errors](const kinformer::Error& e) { errors->add(e.to_string()); }));
   source->fail_next_list(kinformer::Error{Errc::server_error, "boom"});

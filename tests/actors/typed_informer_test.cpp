@@ -93,7 +93,9 @@ TEST_CASE_METHOD(LiveFixture, "typed handlers receive the decoded object for add
   Informer<Pod> pods(sys, options);
   auto log = std::make_shared<EventLog>();
   TypedHandlerFuncs<Pod> funcs;
-  funcs.on_add = [log](const Pod& p, bool initial) { log->add("add " + p.name + " " + p.node_name + (initial ? " initial" : "")); };
+  funcs.on_add = [log](const Pod& p, bool initial) {
+    log->add("add " + p.name + " " + p.node_name + (initial ? " initial" : ""));
+  };
   funcs.on_update = [log](const Pod& old_pod, const Pod& new_pod) {
     log->add("update " + new_pod.name + " " + old_pod.resource_version + "->" + new_pod.resource_version);
   };
