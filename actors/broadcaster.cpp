@@ -1,5 +1,7 @@
 #include "actors/broadcaster.hpp"
 
+#include "actors/tsan.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -87,6 +89,7 @@ struct BroadcasterState {
   void pump(Self self, Listener& listener) {
     while (listener.in_flight.size() < options.handler_window && !listener.pending.empty()) {
       auto& next = listener.pending.front();
+      detail::handing_over();
       self->send(listener.registration->handler, notify_atom::value, listener.registration->id, next.batch);
       listener.in_flight.push_back(std::move(next));
       listener.pending.pop_front();
@@ -176,14 +179,15 @@ BroadcasterActor::behavior_type broadcaster(BroadcasterActor::stateful_pointer<B
     if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
       self->quit(msg.reason);
   });
-  // Payload pointers by value: see actors/delta_fifo.cpp.
   return {
       [=](upstream_atom, CreditSinkActor sink) { self->state.set_upstream(self, std::move(sink)); },
-      [=](notify_atom, NotificationBatchPtr batch, std::size_t credit) {
+      [=](notify_atom, const NotificationBatchPtr& batch, std::size_t credit) {
+        detail::taking_over();
         self->state.distribute(self, batch, credit);
       },
       [=](synced_atom) { self->state.options.status->distributed_synced = true; },
-      [=](attach_atom, RegistrationPtr registration, NotificationBatchPtr replay) {
+      [=](attach_atom, const RegistrationPtr& registration, const NotificationBatchPtr& replay) {
+        detail::taking_over();
         self->state.attach(self, registration, replay);
       },
       [=](detach_atom, RegistrationId id) { self->state.detach(self, id); },

@@ -13,6 +13,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/errors.hpp"
+#include "actors/tsan.hpp"
 
 namespace kinformer::actors {
 
@@ -109,7 +110,11 @@ struct ControllerState {
                 [=](caf::error&) { /* the pop below reports a dead FIFO */ });
     }
     self->request(options.fifo, caf::infinite, pop_atom::value, std::min(credit, options.max_batch))
-        .then([=](PoppedBatchPtr batch) { on_popped(self, *batch); },  // by value: see actors/delta_fifo.cpp
+        .then(
+            [=](const PoppedBatchPtr& batch) {
+              detail::taking_over();
+              on_popped(self, *batch);
+            },
               [=](caf::error& err) { on_pop_failed(self, err); });
   }
 
@@ -121,6 +126,7 @@ struct ControllerState {
       for (const auto& popped : batch) applier->apply(popped, out->items);
       credit -= std::min(credit, batch.size());
       options.status->notifications += out->items.size();
+      detail::handing_over();
       self->send(options.downstream, notify_atom::value, NotificationBatchPtr{std::move(out)}, batch.size());
     }
     pull(self);
@@ -144,8 +150,10 @@ struct ControllerState {
   }
 
   void attach(Self self, const RegistrationPtr& registration) {
+    detail::taking_over();
     auto replay = std::make_shared<NotificationBatch>();
     replay->items = applier->snapshot();
+    detail::handing_over();
     self->send(options.downstream, attach_atom::value, registration, NotificationBatchPtr{std::move(replay)});
   }
 };
@@ -165,7 +173,7 @@ ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<Cont
         self->state.credit += n;
         self->state.pull(self);
       },
-      [=](attach_atom, RegistrationPtr registration) { self->state.attach(self, registration); },
+      [=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); },
       [=](detach_atom, RegistrationId id) { self->send(self->state.options.downstream, detach_atom::value, id); },
   };
 }

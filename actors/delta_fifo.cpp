@@ -11,6 +11,7 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/errors.hpp"
+#include "actors/tsan.hpp"
 
 namespace kinformer::actors {
 namespace {
@@ -78,7 +79,9 @@ struct FifoState {
         if (!batch) {
           parked.front().promise.deliver(to_caf_error(batch.error()));
         } else {
-          parked.front().promise.deliver(PoppedBatchPtr{std::make_shared<PoppedBatch>(std::move(batch).value())});
+          auto popped = std::make_shared<PoppedBatch>(std::move(batch).value());
+          detail::handing_over();
+          parked.front().promise.deliver(PoppedBatchPtr{std::move(popped)});
         }
         answered_synced = fifo.has_synced();
       } else if (fifo.is_closed()) {
@@ -103,11 +106,15 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
     if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
       self->quit(msg.reason);
   });
-  // Payload pointers are taken by value: the copy's atomic increment is a hand-off
-  // ThreadSanitizer can see (libcaf_core is not instrumented; scripts/tsan.supp).
   return {
-      [=](replace_atom, ListSnapshotPtr list) { return self->state.replace(self, *list); },
-      [=](deltas_atom, WatchDeltasPtr deltas) { return self->state.apply(self, *deltas); },
+      [=](replace_atom, const ListSnapshotPtr& list) {
+        detail::taking_over();
+        return self->state.replace(self, *list);
+      },
+      [=](deltas_atom, const WatchDeltasPtr& deltas) {
+        detail::taking_over();
+        return self->state.apply(self, *deltas);
+      },
       [=](resync_atom) { return self->state.resync(self); },
       [=](pop_atom, std::size_t max_n) { return self->state.pop(self, max_n); },
       [=](synced_atom) { return self->state.fifo.has_synced(); },

@@ -8,6 +8,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/tsan.hpp"
+
 namespace kinformer::actors {
 
 NotificationFunc dispatch_to(HandlerFuncs funcs) {
@@ -46,8 +48,8 @@ void call(const NotificationFunc& func, const Notification& n, HandlerStats& sta
 HandlerActor::behavior_type handler(HandlerActor::pointer, NotificationFunc func,
                                     std::shared_ptr<HandlerStats> stats) {
   return {
-      // the batch by value: see actors/delta_fifo.cpp
-      [=](notify_atom, RegistrationId id, NotificationBatchPtr batch) {
+      [=](notify_atom, RegistrationId id, const NotificationBatchPtr& batch) {
+        detail::taking_over();
         for (const auto& n : batch->items) call(func, n, *stats);
         return std::make_tuple(handled_atom::value, id);
       },

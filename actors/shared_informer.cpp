@@ -11,6 +11,8 @@
 #include <caf/send.hpp>
 #include <caf/system_messages.hpp>
 
+#include "actors/tsan.hpp"
+
 namespace kinformer {
 
 bool HandlerRegistration::has_synced() const noexcept {
@@ -91,8 +93,10 @@ void SharedInformer::run() {
 
   // Registrations made before run(): their replay is empty; the initial list
   // reaches them through the stream, flagged as such.
-  for (const auto& [id, registration] : registrations_)
+  for (const auto& [id, registration] : registrations_) {
+    actors::detail::handing_over();
     caf::anon_send(controller_, actors::attach_atom::value, registration);
+  }
 
   actors::ReflectorOptions reflector_options;
   reflector_options.source = options_.source;
@@ -137,7 +141,10 @@ Result<HandlerRegistration> SharedInformer::add(actors::HandlerActor handler, Ha
   if (owned) owned_handlers_.push_back(handler);
   if (options.resync_period.count() > 0) ++*resync_handlers_;
   registrations_.emplace(registration->id, registration);
-  if (started_) caf::anon_send(controller_, actors::attach_atom::value, actors::RegistrationPtr{registration});
+  if (started_) {
+    actors::detail::handing_over();
+    caf::anon_send(controller_, actors::attach_atom::value, actors::RegistrationPtr{registration});
+  }
   HandlerRegistration handle;
   handle.owner_ = this;
   handle.registration_ = std::move(registration);
