@@ -18,12 +18,16 @@
 //     (queued keys in queue order, then known keys in no particular order);
 //     the first replace() sets the initial population; has_synced() is true once
 //     it has been popped completely (or at once if the first call was not a replace).
-//   * The known view costs ~20–40 B per key (a flat table of the shared ObjectPtr,
-//     runtime/object_set.hpp); queued keys cost their Deltas plus one key copy.
+//   * The known view costs ~20–40 B per key (22 B measured for 100k Pods: a flat
+//     table of the shared ObjectPtr, runtime/object_set.hpp); queued keys cost
+//     their Deltas plus one key copy. bench_runtime (2 loaded vCPUs, 4 runs):
+//     1.5–3.8 M add+pop ops/s (add 20k Pods, then pop them), 3.1–7.6 M ops/s
+//     for update + pop_batch(64) on known keys.
 //   * The transformer runs on objects given to add/update/delete_object/replace,
 //     never on sync deltas or tombstones; its error aborts that call.
 // Threading: not thread-safe; one owner (the DeltaFIFO actor, actors/delta_fifo.hpp).
-// Errors: Errc::fifo_closed from pop() once closed and drained; transformer errors.
+// Errors: Errc::fifo_closed from pop()/pop_batch() once closed and drained;
+//   transformer errors; a pop(process) error.
 //   Never throws (beyond std::bad_alloc).
 #pragma once
 

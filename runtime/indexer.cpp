@@ -1,5 +1,8 @@
 #include "runtime/indexer.hpp"
 
+#include <pthread.h>
+
+#include <cstdlib>
 #include <mutex>
 #include <shared_mutex>
 #include <utility>
@@ -22,13 +25,45 @@ std::vector<std::string> labels_index_func(const Object& object) {
   return out;
 }
 
+namespace {
+
+// std::shared_mutex on glibc prefers readers: with two readers back to back there
+// is always one holding it, and bench_runtime saw the single writer (the
+// Controller) fall from ~300 k to ~150 updates/s (median of 5 rounds). glibc's
+// writer-preferring kind queues new readers behind a waiting writer. Readers must
+// not take it recursively (a nested read behind a waiting writer would deadlock);
+// no Indexer method does.
+class WriterPreferringLock {
+ public:
+  WriterPreferringLock() {
+    pthread_rwlockattr_t attr;
+    pthread_rwlockattr_init(&attr);
+    pthread_rwlockattr_setkind_np(&attr, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    if (pthread_rwlock_init(&lock_, &attr) != 0) std::abort();
+    pthread_rwlockattr_destroy(&attr);
+  }
+  ~WriterPreferringLock() { pthread_rwlock_destroy(&lock_); }
+  WriterPreferringLock(const WriterPreferringLock&) = delete;
+  WriterPreferringLock& operator=(const WriterPreferringLock&) = delete;
+
+  void lock() noexcept { pthread_rwlock_wrlock(&lock_); }
+  void unlock() noexcept { pthread_rwlock_unlock(&lock_); }
+  void lock_shared() noexcept { pthread_rwlock_rdlock(&lock_); }
+  void unlock_shared() noexcept { pthread_rwlock_unlock(&lock_); }
+
+ private:
+  pthread_rwlock_t lock_;
+};
+
+}  // namespace
+
 // Readers take mu_ shared, the writer takes it exclusive only to mutate. The writer
 // is the only mutator, so it reads `core` without the lock, and builds whole new
 // structures (replace, add_indexers) before taking it: readers wait for a swap,
 // never for a rebuild.
 struct Indexer::State {
   explicit State(Indexers indexers) : core(std::move(indexers)) {}
-  mutable std::shared_mutex mu;
+  mutable WriterPreferringLock mu;
   detail::StoreCore core;  // written under mu exclusive; read under mu shared (or by the writer)
 };
 

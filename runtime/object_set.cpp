@@ -1,5 +1,6 @@
 #include "runtime/object_set.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <utility>
 
@@ -38,9 +39,15 @@ ObjectSet& ObjectSet::operator=(ObjectSet&& other) noexcept {
   return *this;
 }
 
-ObjectSet::ObjectSet(const ObjectSet& other) {
-  reserve(other.size_);
-  other.for_each([this](const ObjectPtr& object) { insert_or_assign(object); });
+ObjectSet::ObjectSet(const ObjectSet& other)
+    : capacity_(other.capacity_), size_(other.size_), used_(other.used_) {
+  // Slot for slot: no rehashing, so no object is dereferenced to find its key.
+  if (capacity_ == 0) return;
+  slots_ = std::make_unique<ObjectPtr[]>(capacity_);
+  tags_ = std::make_unique<std::uint8_t[]>(capacity_);
+  std::copy(other.tags_.get(), other.tags_.get() + capacity_, tags_.get());
+  for (std::size_t i = 0; i < capacity_; ++i)
+    if (tags_[i] & full_bit) slots_[i] = other.slots_[i];
 }
 
 ObjectSet& ObjectSet::operator=(const ObjectSet& other) {

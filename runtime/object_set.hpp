@@ -15,6 +15,7 @@
 //     same key and returns the one it replaced.
 //   * Lookups take a std::string_view key; no std::string is built.
 //   * Iteration order is unspecified and changes when the table grows.
+//   * A moved-from set is empty.
 // Threading: not thread-safe; the owner synchronises (indexer.cpp, one FIFO owner).
 // Errors: none; never throws (beyond std::bad_alloc).
 #pragma once

@@ -588,3 +588,17 @@ TEST_CASE("the known view follows pops: newest object kept, deletions forgotten"
   CHECK(fifo.known_object("default/foo") == nullptr);
   CHECK(fifo.known_count() == 0);
 }
+
+// informer-semantics.md §10, the relist race: the FIFO's consumer may not have
+// applied a popped change yet when the next relist arrives.
+TEST_CASE("a relist tombstones a key popped but not yet applied by the consumer", "[delta_fifo][unit]") {
+  DeltaFIFO fifo;
+  ObjectPtr x = pod("x", "1");
+  ok(fifo.add(x));
+  (void)pop_one(fifo);  // in flight to the Controller
+  ok(fifo.replace({}, "2"));
+  PoppedDeltas p = pop_one(fifo);
+  REQUIRE(p.deltas.size() == 1);
+  REQUIRE(p.deltas[0].is_tombstone());
+  CHECK(p.deltas[0].tombstone->last_known == x);
+}
