@@ -1,6 +1,7 @@
 #include "actors/reflector.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <random>
 #include <utility>
@@ -50,8 +51,8 @@ constexpr std::int64_t min_watch_timeout_s = 300;              // timeouts in [3
 constexpr milliseconds very_short_watch{1000};                 // a clean end sooner, without events, is an error
 constexpr milliseconds internal_error_reset{60'000};           // quiet this long: a new retry window
 
-enum class Step : std::uint8_t { listing, watching, waiting };
-enum class AfterWait : std::uint8_t { relist, rewatch };
+enum class Step : std::uint8_t { listing, streaming, watching, waiting };  // streaming: watch-list before its bookmark
+enum class AfterWait : std::uint8_t { relist, rewatch, restream };
 
 DeltaType delta_type(WatchEventType type) {
   switch (type) {
@@ -80,6 +81,7 @@ struct ReflectorState {
     first_internal_error.reset();
     cycle_rv = relist_rv();
     cycle_limit = page_limit(cycle_rv);
+    if (options.use_watch_list) return start_watch(Step::streaming);
     begin_list(cycle_rv);
   }
 
@@ -159,17 +161,22 @@ struct ReflectorState {
     start_watch();
   }
 
-  void start_watch() {
-    step = Step::watching;
-    watch.reset();
-    paused = false;
-    ++poll_gen;
+  // Step::watching follows last_sync_rv; Step::streaming is the watch-list (§5.6).
+  void start_watch(Step mode = Step::watching) {
+    step = mode;
+    streamed.clear();
+    close_watch();
     const auto gen = ++watch_gen;
     watch_events = 0;
     watch_started = now();
     WatchOptions request;
     request.resource_version = last_sync_rv;
     request.allow_watch_bookmarks = true;
+    if (mode == Step::streaming) {
+      request.resource_version = rv_unavailable ? "" : last_sync_rv;
+      request.send_initial_events = true;
+      request.resource_version_match = "NotOlderThan";
+    }
     request.timeout_seconds =
         min_watch_timeout_s + static_cast<std::int64_t>(min_watch_timeout_s * std::clamp(random(), 0.0, 0.999));
     request.label_selector = options.label_selector;
@@ -185,8 +192,12 @@ struct ReflectorState {
         });
   }
 
+  bool watch_is_current(std::uint64_t gen) const {
+    return gen == watch_gen && (step == Step::watching || step == Step::streaming);
+  }
+
   void on_events(std::uint64_t gen, const std::vector<WatchEvent>& events) {
-    if (gen != watch_gen || step != Step::watching) return;
+    if (!watch_is_current(gen)) return;
     auto deltas = std::make_shared<WatchDeltas>();
     std::optional<Error> ended;
     for (const auto& event : events) {
@@ -209,7 +220,16 @@ struct ReflectorState {
                                                 ", expected " + options.expected_kind + ": skipped"});
           continue;
         }
+        if (step == Step::streaming) {
+          stream(event);
+          ++watch_events;
+          continue;
+        }
         deltas->push_back(WatchDelta{delta_type(event.type), event.object});
+      } else if (step == Step::streaming) {
+        ++watch_events;
+        if (event.initial_events_end) finish_stream(event.resource_version);
+        continue;
       }
       last_sync_rv = event.resource_version.empty() && event.object ? std::string(event.object->resource_version())
                                                                      : event.resource_version;
@@ -219,10 +239,39 @@ struct ReflectorState {
     if (ended) on_watch_error(*ended);
   }
 
+  void stream(const WatchEvent& event) {
+    const std::string key(event.object->key());
+    if (event.type == WatchEventType::deleted) {
+      streamed.erase(key);
+    } else {
+      streamed.insert_or_assign(key, event.object);
+    }
+  }
+
+  // The watch-list's initial state is complete: replace, then go on with the same watch.
+  void finish_stream(const std::string& rv) {
+    std::vector<ObjectPtr> listed;
+    listed.reserve(streamed.size());
+    for (auto& [key, object] : streamed) listed.push_back(std::move(object));
+    streamed.clear();
+    rv_unavailable = false;
+    ask_fifo(replace_atom::value,
+             ListSnapshotPtr(std::make_shared<const ListSnapshot>(ListSnapshot{std::move(listed), rv})));
+    last_sync_rv = rv;
+    arm_resync();
+    step = Step::watching;
+  }
+
   void on_closed(std::uint64_t gen, const Result<void>& result) {
-    if (gen != watch_gen || step != Step::watching) return;
-    watch.reset();
+    if (!watch_is_current(gen)) return;
+    close_watch();
     if (!result) return on_watch_error(result.error());
+    if (step == Step::streaming) {
+      if (watch_events == 0 && now() - watch_started < very_short_watch) {
+        return fall_back_to_list(Error{Errc::server_error, "very short watch-list: closed within 1s without events"});
+      }
+      return start_watch(Step::streaming);  // closed before its bookmark: stream again
+    }
     first_internal_error.reset();
     if (watch_events == 0 && now() - watch_started < very_short_watch) {
       return fail_cycle(Error{Errc::server_error, "very short watch: the watch closed within 1s without events"});
@@ -231,7 +280,8 @@ struct ReflectorState {
   }
 
   void on_watch_error(const Error& error) {
-    watch.reset();
+    if (step == Step::streaming) return on_stream_error(error);
+    close_watch();
     report(error);
     note_internal_error(error);
     switch (error.code) {
@@ -247,6 +297,32 @@ struct ReflectorState {
       default:
         return restart_cycle();  // 410 and the rest: relist after back-off
     }
+  }
+
+  // §5.6: 410 / too large → stream again at RV ""; 429 / refused → back off; else LIST.
+  void on_stream_error(const Error& error) {
+    close_watch();
+    switch (error.code) {
+      case Errc::gone:
+      case Errc::too_large_rv:
+        rv_unavailable = true;
+        if (!retried_unavailable) {
+          retried_unavailable = true;
+          return start_watch(Step::streaming);
+        }
+        return fall_back_to_list(error);
+      case Errc::too_many_requests:
+      case Errc::connection_failed:
+        report(error);
+        return wait_then(AfterWait::restream, backoff.next(now()));
+      default:
+        return fall_back_to_list(error);
+    }
+  }
+
+  void fall_back_to_list(const Error& error) {
+    report(error);
+    begin_list(relist_rv());
   }
 
   // client-go's retryWithDeadline for 500s: a window from the first error of a run
@@ -276,7 +352,7 @@ struct ReflectorState {
   }
 
   void restart_cycle() {
-    watch.reset();
+    close_watch();
     ++cycle;  // silences the resync timer and late FIFO replies of this cycle
     wait_then(AfterWait::relist, backoff.next(now()));
   }
@@ -290,13 +366,14 @@ struct ReflectorState {
   void on_retry(std::uint64_t gen) {
     if (gen != wait_gen || step != Step::waiting) return;
     if (after_wait == AfterWait::relist) return list_and_watch();
-    start_watch();
+    start_watch(after_wait == AfterWait::restream ? Step::streaming : Step::watching);
   }
 
   // -- resync timer --
 
   void arm_resync() {
-    if (options.resync_period > milliseconds(0)) self->delayed_send(self, options.resync_period, resync_due_atom::value, cycle);
+    if (options.resync_period <= milliseconds(0)) return;
+    self->delayed_send(self, options.resync_period, resync_due_atom::value, cycle);
   }
 
   void on_resync_due(std::uint64_t gen) {
@@ -332,7 +409,8 @@ struct ReflectorState {
 
   void on_poll(std::uint64_t gen) {
     if (gen != poll_gen || !paused) return;
-    self->request(options.fifo, caf::infinite, deltas_atom::value, WatchDeltasPtr(std::make_shared<const WatchDeltas>()))
+    auto nothing = WatchDeltasPtr(std::make_shared<const WatchDeltas>());
+    self->request(options.fifo, caf::infinite, deltas_atom::value, std::move(nothing))
         .then([self = self, gen](std::size_t depth) { self->state.on_polled_depth(gen, depth); },
               [self = self, cycle = cycle](caf::error& e) { self->state.fifo_failed(cycle, e); });
   }
@@ -348,6 +426,13 @@ struct ReflectorState {
   }
 
   // -- helpers --
+
+  /// Stops the watch (if any) and forgets its pause.
+  void close_watch() {
+    watch.reset();
+    paused = false;
+    ++poll_gen;
+  }
 
   void report(const Error& error) const {
     if (options.watch_error_handler) options.watch_error_handler(error);
@@ -382,6 +467,7 @@ struct ReflectorState {
   ListOptions first_page;
   ListOptions last_page;
   std::vector<ObjectPtr> items;  // pages so far
+  std::map<std::string, ObjectPtr, std::less<>> streamed;  // the watch-list's state so far
   bool paged = false;
 
   // the watch

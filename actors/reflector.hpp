@@ -1,7 +1,7 @@
 // actors/reflector.hpp
 //
 // ReflectorActor: lists and watches a ListWatch source and feeds the DeltaFIFO
-// actor (client-go 1.32 Reflector; informer-semantics.md §5, checklist 30–45).
+// actor (client-go 1.32 Reflector; informer-semantics.md §5, checklist 30–46).
 //
 // Contract
 //   * A cycle is list → replace → watch. The first list asks for RV "0", later ones
@@ -35,6 +35,11 @@
 //     watch is paused (ListWatch Watch::pause); every pause_poll the reflector
 //     sends the FIFO an empty deltas batch to read its depth and resumes at or
 //     below half the mark.
+//   * use_watch_list: the cycle starts with a watch-list at the last RV ("" at
+//     first or after 410); its ADDED events are collected and replace()d when the
+//     bookmark with initial_events_end arrives, and the same watch goes on. 410 /
+//     too large → once more at ""; 429 / refused → back off, stream again; any
+//     other error → the classic LIST for this cycle.
 //   * It runs until it receives an exit message; quitting stops its watch at once,
 //     and callbacks of older lists and watches are ignored (generations).
 // Threading: callbacks in the options run in the actor's context. The ListWatch's
@@ -82,6 +87,9 @@ struct ReflectorOptions {
   /// MaxInternalErrorRetryDuration); 0 = off, as informers use it.
   std::chrono::milliseconds max_internal_error_retry{0};
   BackoffOptions backoff;
+  /// List through a watch-list (sendInitialEvents, informer-semantics.md §5.6)
+  /// instead of LIST; client-go's WatchListClient gate (off in 1.32).
+  bool use_watch_list = false;
   /// Uniform in [0, 1), for back-off jitter and watch timeouts; empty = a PRNG
   /// seeded from std::random_device.
   std::function<double()> random;

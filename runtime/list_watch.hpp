@@ -62,6 +62,11 @@ struct ObjectList {
 struct WatchOptions {
   std::string resource_version;
   bool allow_watch_bookmarks = true;
+  /// Watch-list (streaming list, informer-semantics.md §5.6): ADDED for the state
+  /// not older than resource_version, then a bookmark with initial_events_end.
+  /// Needs resource_version_match "NotOlderThan".
+  bool send_initial_events = false;
+  std::string resource_version_match;
   std::int64_t timeout_seconds = 0;  // 0 = the server's default
   std::string label_selector;
   std::string field_selector;
@@ -74,6 +79,7 @@ struct WatchEvent {
   ObjectPtr object;              // null for error
   std::string resource_version;  // the event object's RV (bookmarks carry only this)
   std::optional<Error> error;    // set iff type == error
+  bool initial_events_end = false;  // a bookmark annotated k8s.io/initial-events-end: "true"
 };
 
 /// A 429 answer asking the client to wait `retry_after`: "too many requests, retry after 3s".

@@ -436,6 +436,7 @@ std::unique_ptr<Watch> MemorySource::watch(const WatchOptions& options, EventsCa
   std::lock_guard dispatch(*dispatch_mu_);
   std::optional<Error> failure;
   std::vector<WatchEvent> initial;
+  std::vector<WatchEvent> end_of_initial;  // the watch-list bookmark, delivered on its own
   {
     std::lock_guard lock(mu_);
     watch_requests_.push_back(options);
@@ -443,6 +444,8 @@ std::unique_ptr<Watch> MemorySource::watch(const WatchOptions& options, EventsCa
     if (!watch_faults_.empty()) {
       failure = std::move(watch_faults_.front());
       watch_faults_.pop_front();
+    } else if (options.send_initial_events) {
+      failure = start_watch_list_locked(options, initial, end_of_initial);
     } else if (options.resource_version.empty() || options.resource_version == "0") {
       for (const auto& [key, object] : objects_) initial.push_back(event_of(WatchEventType::added, object));
     } else if (!rv) {
@@ -458,10 +461,35 @@ std::unique_ptr<Watch> MemorySource::watch(const WatchOptions& options, EventsCa
   }
   if (failure) {
     close({watcher}, *failure);
-  } else if (!initial.empty()) {
-    deliver({watcher}, initial);
+  } else {
+    if (!initial.empty()) deliver({watcher}, initial);
+    if (!end_of_initial.empty()) deliver({watcher}, end_of_initial);
   }
   return std::make_unique<MemoryWatch>(watcher);
+}
+
+std::optional<Error> MemorySource::start_watch_list_locked(const WatchOptions& options,
+                                                           std::vector<WatchEvent>& initial,
+                                                           std::vector<WatchEvent>& end_of_initial) {
+  if (!options_.watch_list) {
+    return Error{Errc::server_error,
+                 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled"};
+  }
+  if (options.resource_version_match != "NotOlderThan") {
+    return Error{Errc::server_error, "sendInitialEvents requires resourceVersionMatch NotOlderThan"};
+  }
+  if (!options.resource_version.empty()) {
+    const auto rv = parse_rv(options.resource_version);
+    if (!rv) return Error{Errc::server_error, "invalid resourceVersion " + options.resource_version};
+    if (*rv > rv_) return state_at_locked(*rv).error();
+  }
+  for (const auto& [key, object] : objects_) initial.push_back(event_of(WatchEventType::added, object));
+  if (options.allow_watch_bookmarks) {
+    WatchEvent end{WatchEventType::bookmark, nullptr, std::to_string(rv_), std::nullopt};
+    end.initial_events_end = true;
+    end_of_initial.push_back(std::move(end));
+  }
+  return std::nullopt;
 }
 
 }  // namespace kinformer

@@ -27,6 +27,9 @@
 //   * watch: RV "" or "0" → ADDED for every object, then changes; RV "N" → every
 //     change after N; N older than the history → closes at once with Errc::gone; N
 //     ahead of the counter → Errc::too_large_rv. Bookmarks only when asked for.
+//   * watch with send_initial_events (match NotOlderThan): ADDED for every object
+//     of the current state (RV "" or not newer than now), then, if bookmarks are
+//     allowed, a bookmark with initial_events_end at the current RV, then changes.
 //   * History keeps the last `history_limit` changes; reset_watch() closes every
 //     watch cleanly and forgets all of it (the next watch at an old RV gets 410).
 //   * Faults are scripted: each fail_next_* is used by the next matching request,
@@ -65,6 +68,9 @@ struct MemorySourceOptions {
   std::size_t history_limit = 1000;
   /// Where callbacks run; empty = at once on the calling thread.
   Executor executor;
+  /// Serve watch-list (send_initial_events); false answers it like a server
+  /// without the WatchList feature: Errc::server_error (HTTP 422).
+  bool watch_list = true;
 };
 
 class MemorySource final : public ListWatch {
@@ -147,6 +153,8 @@ class MemorySource final : public ListWatch {
   ObjectPtr change_locked(WatchEventType type, const ObjectPtr& object, std::string_view key, bool visible);
   std::vector<std::shared_ptr<Watcher>> open_watchers_locked();  // drops the stopped and closed
   Result<State> state_at_locked(std::uint64_t rv) const;
+  std::optional<Error> start_watch_list_locked(const WatchOptions& options, std::vector<WatchEvent>& initial,
+                                               std::vector<WatchEvent>& end_of_initial);
   Result<ObjectList> answer_list_locked(const ListOptions& options);
   void deliver(const std::vector<std::shared_ptr<Watcher>>& to, const std::vector<WatchEvent>& events);
   void close(const std::vector<std::shared_ptr<Watcher>>& to, const Result<void>& reason);

@@ -218,6 +218,40 @@ TEST_CASE("a watch from before the history, or after a reset, closes with 410", 
   CHECK(current.closes.empty());
 }
 
+TEST_CASE("a watch-list sends the current state, then the initial-events-end bookmark, then changes",
+          "[memory_source][item-46][unit]") {
+  MemorySource source;
+  source.add(pod("a", ""));
+  source.add(pod("b", ""));
+  auto opts = watch_at("");
+  opts.send_initial_events = true;
+  opts.resource_version_match = "NotOlderThan";
+  Recorder rec;
+  auto w = source.watch(opts, rec.on_events(), rec.on_closed());
+  source.add(pod("c", ""));
+  REQUIRE(rec.events.size() == 4);
+  CHECK(rec.events[0].type == WatchEventType::added);
+  CHECK(rec.events[1].type == WatchEventType::added);
+  CHECK(rec.events[2].type == WatchEventType::bookmark);
+  CHECK(rec.events[2].initial_events_end);
+  CHECK(rec.events[2].resource_version == "2");
+  CHECK(rec.events[3].resource_version == "3");
+
+  SECTION("without the match, or on a server without the feature, it is rejected") {
+    Recorder bad;
+    opts.resource_version_match.clear();
+    auto w2 = source.watch(opts, bad.on_events(), bad.on_closed());
+    REQUIRE(bad.closes.size() == 1);
+    CHECK_FALSE(bad.closes[0]);
+    MemorySource old({1000, {}, false});
+    Recorder refused;
+    opts.resource_version_match = "NotOlderThan";
+    auto w3 = old.watch(opts, refused.on_events(), refused.on_closed());
+    REQUIRE(refused.closes.size() == 1);
+    CHECK(refused.closes[0].error().code == Errc::server_error);
+  }
+}
+
 TEST_CASE("drop-watch changes reach lists but no watch", "[memory_source][unit]") {
   MemorySource source;
   Recorder rec;

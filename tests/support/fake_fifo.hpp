@@ -48,7 +48,9 @@ class FifoLog {
     std::vector<std::string> out;
     for (const auto& c : calls_) {
       if (!c.deltas) continue;
-      for (const auto& d : *c.deltas) out.push_back(std::string(to_string(d.type)) + " " + std::string(d.object->name()));
+      for (const auto& d : *c.deltas) {
+        out.push_back(std::string(to_string(d.type)) + " " + std::string(d.object->name()));
+      }
     }
     return out;
   }
