@@ -53,6 +53,7 @@ struct BroadcasterState {
 
   void set_upstream(Self self, CreditSinkActor sink) {
     upstream = std::move(sink);
+    detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
     self->send(upstream, credit_atom::value, options.max_buffered_keys);
   }
 
@@ -105,7 +106,10 @@ struct BroadcasterState {
       grant += unreleased.front().second;
       unreleased.pop_front();
     }
-    if (grant > 0 && upstream) self->send(upstream, credit_atom::value, grant);
+    if (grant > 0 && upstream) {
+      detail::handing_over();
+      self->send(upstream, credit_atom::value, grant);
+    }
     finish_drain(self);
   }
 
@@ -180,19 +184,32 @@ BroadcasterActor::behavior_type broadcaster(BroadcasterActor::stateful_pointer<B
       self->quit(msg.reason);
   });
   return {
-      [=](upstream_atom, CreditSinkActor sink) { self->state.set_upstream(self, std::move(sink)); },
-      [=](notify_atom, const NotificationBatchPtr& batch, std::size_t credit) {
+      [=](upstream_atom, const CreditSinkActor& sink) {
+        detail::taking_over();
+        self->state.set_upstream(self, sink);
+      },
+      [=](notify_atom, const NotificationBatchPtr& batch, const std::size_t& credit) {
         detail::taking_over();
         self->state.distribute(self, batch, credit);
       },
-      [=](synced_atom) { self->state.options.status->distributed_synced = true; },
+      [=](synced_atom) {
+        detail::taking_over();
+        self->state.options.status->distributed_synced = true;
+      },
       [=](attach_atom, const RegistrationPtr& registration, const NotificationBatchPtr& replay) {
         detail::taking_over();
         self->state.attach(self, registration, replay);
       },
-      [=](detach_atom, RegistrationId id) { self->state.detach(self, id); },
-      [=](handled_atom, RegistrationId id) { self->state.handled(self, id); },
+      [=](detach_atom, const RegistrationId& id) {
+        detail::taking_over();
+        self->state.detach(self, id);
+      },
+      [=](handled_atom, const RegistrationId& id) {
+        detail::taking_over();
+        self->state.handled(self, id);
+      },
       [=](drain_atom) {
+        detail::taking_over();
         self->state.draining = true;
         self->state.finish_drain(self);
       },

@@ -104,9 +104,14 @@ struct ControllerState {
   void pull(Self self) {
     if (popping || done || credit == 0) return;
     popping = true;
+    detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
     if (!synced) {
       self->request(options.fifo, caf::infinite, synced_atom::value)
-          .then([=](bool yes) { on_synced(self, yes); },
+          .then(
+              [=](const bool& yes) {
+                detail::taking_over();
+                on_synced(self, yes);
+              },
                 [=](caf::error&) { /* the pop below reports a dead FIFO */ });
     }
     self->request(options.fifo, caf::infinite, pop_atom::value, std::min(credit, options.max_batch))
@@ -115,7 +120,10 @@ struct ControllerState {
               detail::taking_over();
               on_popped(self, *batch);
             },
-              [=](caf::error& err) { on_pop_failed(self, err); });
+              [=](caf::error& err) {
+                detail::taking_over();
+                on_pop_failed(self, err);
+              });
   }
 
   /// Step 2: apply in pop order, hand on, pull again.
@@ -136,6 +144,7 @@ struct ControllerState {
     if (!yes || synced) return;
     synced = true;
     options.status->indexer_synced = true;
+    detail::handing_over();
     self->send(options.downstream, synced_atom::value);
   }
 
@@ -145,6 +154,7 @@ struct ControllerState {
     done = true;
     if (err != Errc::fifo_closed && err != caf::sec::request_receiver_down)
       std::cerr << "kinformer controller: pop failed: " << from_caf_error(err).to_string() << "\n";
+    detail::handing_over();
     self->send(options.downstream, drain_atom::value);
     self->quit();
   }
@@ -167,14 +177,20 @@ ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<Cont
     if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
       self->quit(msg.reason);
   });
+  detail::handing_over();
   self->send(st.options.downstream, upstream_atom::value, caf::actor_cast<CreditSinkActor>(self));
   return {
-      [=](credit_atom, std::size_t n) {
+      [=](credit_atom, const std::size_t& n) {
+        detail::taking_over();
         self->state.credit += n;
         self->state.pull(self);
       },
       [=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); },
-      [=](detach_atom, RegistrationId id) { self->send(self->state.options.downstream, detach_atom::value, id); },
+      [=](detach_atom, const RegistrationId& id) {
+        detail::taking_over();
+        detail::handing_over();
+        self->send(self->state.options.downstream, detach_atom::value, id);
+      },
   };
 }
 

@@ -77,6 +77,7 @@ struct FifoState {
       if (!fifo.empty()) {
         auto batch = fifo.pop_batch(parked.front().max_n);
         if (!batch) {
+          detail::handing_over();
           parked.front().promise.deliver(to_caf_error(batch.error()));
         } else {
           auto popped = std::make_shared<PoppedBatch>(std::move(batch).value());
@@ -85,9 +86,11 @@ struct FifoState {
         }
         answered_synced = fifo.has_synced();
       } else if (fifo.is_closed()) {
+        detail::handing_over();
         parked.front().promise.deliver(to_caf_error(Error{Errc::fifo_closed, "the DeltaFIFO was shut down"}));
       } else if (fifo.has_synced() && !answered_synced) {
         answered_synced = true;  // e.g. an empty first list: tell the consumer
+        detail::handing_over();
         parked.front().promise.deliver(PoppedBatchPtr{std::make_shared<PoppedBatch>()});
       } else {
         return;
@@ -107,18 +110,38 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
       self->quit(msg.reason);
   });
   return {
+      // taking_over/handing_over: ThreadSanitizer annotations (actors/tsan.hpp)
       [=](replace_atom, const ListSnapshotPtr& list) {
         detail::taking_over();
-        return self->state.replace(self, *list);
+        auto depth = self->state.replace(self, *list);
+        detail::handing_over();
+        return depth;
       },
       [=](deltas_atom, const WatchDeltasPtr& deltas) {
         detail::taking_over();
-        return self->state.apply(self, *deltas);
+        auto depth = self->state.apply(self, *deltas);
+        detail::handing_over();
+        return depth;
       },
-      [=](resync_atom) { return self->state.resync(self); },
-      [=](pop_atom, std::size_t max_n) { return self->state.pop(self, max_n); },
-      [=](synced_atom) { return self->state.fifo.has_synced(); },
-      [=](shutdown_atom) { self->state.shutdown(self); },
+      [=](resync_atom) {
+        detail::taking_over();
+        auto depth = self->state.resync(self);
+        detail::handing_over();
+        return depth;
+      },
+      [=](pop_atom, const std::size_t& max_n) {
+        detail::taking_over();
+        return self->state.pop(self, max_n);
+      },
+      [=](synced_atom) {
+        detail::taking_over();
+        detail::handing_over();
+        return self->state.fifo.has_synced();
+      },
+      [=](shutdown_atom) {
+        detail::taking_over();
+        self->state.shutdown(self);
+      },
   };
 }
 

@@ -48,8 +48,10 @@ void call(const NotificationFunc& func, const Notification& n, HandlerStats& sta
 HandlerActor::behavior_type handler(HandlerActor::pointer, NotificationFunc func,
                                     std::shared_ptr<HandlerStats> stats) {
   return {
-      [=](notify_atom, RegistrationId id, const NotificationBatchPtr& batch) {
+      [=](notify_atom, const RegistrationId& id, const NotificationBatchPtr& batch) {
         detail::taking_over();
+        // No handing_over() here: it would order this handler's user code before
+        // every other handler's next batch and hide races between handlers.
         for (const auto& n : batch->items) call(func, n, *stats);
         return std::make_tuple(handled_atom::value, id);
       },
