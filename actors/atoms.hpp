@@ -30,3 +30,16 @@ using resync_due_atom = caf::atom_constant<caf::atom("resync_due")>;  // the res
 using poll_atom = caf::atom_constant<caf::atom("poll")>;              // paused: ask the FIFO's depth
 
 }  // namespace kinformer::actors
+
+namespace kinformer::actors {
+
+// Controller, broadcaster and handler actors (informer work)
+using credit_atom = caf::atom_constant<caf::atom("credit")>;      // downstream grants n keys
+using upstream_atom = caf::atom_constant<caf::atom("upstream")>;  // who to grant credit to
+using notify_atom = caf::atom_constant<caf::atom("notify")>;      // a notification batch
+using handled_atom = caf::atom_constant<caf::atom("handled")>;    // a handler finished a batch
+using attach_atom = caf::atom_constant<caf::atom("attach")>;      // register a handler
+using detach_atom = caf::atom_constant<caf::atom("detach")>;      // remove a registration
+using drain_atom = caf::atom_constant<caf::atom("drain")>;        // finish delivering, then quit
+
+}  // namespace kinformer::actors

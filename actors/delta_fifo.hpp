@@ -9,7 +9,9 @@
 //     Reflector compares with its high-water mark to pause reading the watch.
 //   * The Controller pulls: pop(n) answers at once with up to n keys, or, on an
 //     empty queue, later through a response promise when something arrives (at most
-//     one pending pop is expected; more are answered in arrival order).
+//     one pending pop is expected; more are answered in arrival order). A parked
+//     pop is also answered, with an empty batch, when the FIFO becomes synced
+//     with nothing to hand out (an empty first list), so the consumer learns it.
 //   * shutdown closes the FIFO: queued keys still drain; pending and later pops on
 //     an empty closed FIFO fail with Errc::fifo_closed; then the actor quits.
 //   * A transformer error rejects the whole batch (replace) or drops and reports

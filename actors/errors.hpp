@@ -6,6 +6,7 @@
 #pragma once
 
 #include <caf/error.hpp>
+#include <caf/fwd.hpp>
 #include <caf/make_message.hpp>
 #include <caf/message.hpp>
 
@@ -21,5 +22,9 @@ caf::error to_caf_error(const Error& error);
 /// Back again; a CAF error of another category (e.g. request_receiver_down)
 /// becomes Errc::stopped with CAF's rendering as the message.
 Error from_caf_error(const caf::error& error);
+
+/// Installs the renderer of the "kinformer" category in `config`, so that
+/// system.render(err) prints "kinformer: fifo_closed: ...".
+void register_errors(caf::actor_system_config& config);
 
 }  // namespace kinformer::actors

@@ -20,6 +20,7 @@ std::string_view to_string(Errc code) noexcept {
     case Errc::server_error: return "server_error";
     case Errc::stopped: return "stopped";
     case Errc::backend_unavailable: return "backend_unavailable";
+    case Errc::already_started: return "already_started";
   }
   return "unknown";
 }

@@ -37,6 +37,7 @@ enum class Errc : std::uint8_t {
   server_error,        // any other HTTP or Status failure. Retryable.
   stopped,             // the component was stopped. Final.
   backend_unavailable, // an engine not built in, or no device. Final.
+  already_started,     // a setting that must come before start (e.g. set_transform). Final.
 };
 
 /// The enumerator's name, e.g. "decode_failed".

@@ -1,0 +1,203 @@
+#include "actors/controller.hpp"
+
+#include <algorithm>
+#include <iostream>
+#include <utility>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/system_messages.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/sec.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/errors.hpp"
+#include "actors/tsan.hpp"
+
+namespace kinformer::actors {
+
+// -- DeltaApplier --------------------------------------------------------------
+
+DeltaApplier::DeltaApplier(std::shared_ptr<Indexer> indexer, Decoder decoder)
+    : indexer_(std::move(indexer)), decoder_(std::move(decoder)) {}
+
+std::shared_ptr<const void> DeltaApplier::decode(const ObjectPtr& object) {
+  if (!decoder_ || !object) return nullptr;
+  return decoder_(*object);
+}
+
+void DeltaApplier::apply(const PoppedDeltas& popped, std::vector<Notification>& out) {
+  for (const auto& delta : popped.deltas) {
+    Notification n;
+    std::string key(delta.key());
+    if (delta.type == DeltaType::deleted) {
+      n.type = NotificationType::deleted;
+      n.object = delta.object;
+      n.tombstone = delta.tombstone;
+      indexer_->delete_key(key);
+      if (decoder_) {
+        auto cached = typed_.find(key);
+        if (delta.is_tombstone() && cached != typed_.end()) {
+          n.typed_object = cached->second;
+        } else {
+          n.typed_object = decode(delta.newest_object());
+        }
+        if (cached != typed_.end()) typed_.erase(cached);
+      }
+      out.push_back(std::move(n));
+      continue;
+    }
+    auto old = indexer_->get_by_key(key);
+    n.object = delta.object;
+    if (old) {
+      n.type = NotificationType::updated;
+      n.old_object = old;
+      indexer_->update(delta.object);
+    } else {
+      n.type = NotificationType::added;
+      n.is_in_initial_list = popped.is_in_initial_list;
+      indexer_->add(delta.object);
+    }
+    if (decoder_) {
+      auto& slot = typed_[key];
+      n.typed_old_object = slot;
+      if (!old || old != delta.object || !slot) slot = decode(delta.object);
+      n.typed_object = slot;
+    }
+    out.push_back(std::move(n));
+  }
+}
+
+std::vector<Notification> DeltaApplier::snapshot() const {
+  std::vector<Notification> out;
+  for (auto& object : indexer_->list()) {
+    Notification n;
+    n.type = NotificationType::added;
+    n.is_in_initial_list = true;
+    if (decoder_) {
+      auto cached = typed_.find(std::string(object->key()));
+      if (cached != typed_.end()) n.typed_object = cached->second;
+    }
+    n.object = std::move(object);
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+// -- the actor -----------------------------------------------------------------
+
+namespace {
+
+struct ControllerState {
+  ControllerOptions options;
+  std::unique_ptr<DeltaApplier> applier;
+  std::size_t credit = 0;  // keys the broadcaster still accepts
+  bool popping = false;    // a pop is in flight
+  bool synced = false;     // the FIFO said so after our last applied pop
+  bool done = false;       // the FIFO is closed and drained
+
+  using Self = ControllerActor::stateful_pointer<ControllerState>;
+
+  /// Step 1: ask for as many keys as the credit allows (and, until synced, whether
+  /// what we applied so far completes the initial list).
+  void pull(Self self) {
+    if (popping || done || credit == 0) return;
+    popping = true;
+    detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
+    if (!synced) {
+      self->request(options.fifo, caf::infinite, synced_atom::value)
+          .then(
+              [=](const bool& yes) {
+                detail::taking_over();
+                on_synced(self, yes);
+              },
+                [=](caf::error&) { /* the pop below reports a dead FIFO */ });
+    }
+    self->request(options.fifo, caf::infinite, pop_atom::value, std::min(credit, options.max_batch))
+        .then(
+            [=](const PoppedBatchPtr& batch) {
+              detail::taking_over();
+              on_popped(self, *batch);
+            },
+              [=](caf::error& err) {
+                detail::taking_over();
+                on_pop_failed(self, err);
+              });
+  }
+
+  /// Step 2: apply in pop order, hand on, pull again.
+  void on_popped(Self self, const PoppedBatch& batch) {
+    popping = false;
+    if (!batch.empty()) {
+      auto out = std::make_shared<NotificationBatch>();
+      for (const auto& popped : batch) applier->apply(popped, out->items);
+      credit -= std::min(credit, batch.size());
+      options.status->notifications += out->items.size();
+      detail::handing_over();
+      self->send(options.downstream, notify_atom::value, NotificationBatchPtr{std::move(out)}, batch.size());
+    }
+    pull(self);
+  }
+
+  void on_synced(Self self, bool yes) {
+    if (!yes || synced) return;
+    synced = true;
+    options.status->indexer_synced = true;
+    detail::handing_over();
+    self->send(options.downstream, synced_atom::value);
+  }
+
+  /// Step 3: the FIFO is closed and drained (or gone): let the broadcaster finish.
+  void on_pop_failed(Self self, const caf::error& err) {
+    popping = false;
+    done = true;
+    if (err != Errc::fifo_closed && err != caf::sec::request_receiver_down)
+      std::cerr << "kinformer controller: pop failed: " << from_caf_error(err).to_string() << "\n";
+    detail::handing_over();
+    self->send(options.downstream, drain_atom::value);
+    self->quit();
+  }
+
+  void attach(Self self, const RegistrationPtr& registration) {
+    detail::taking_over();
+    auto replay = std::make_shared<NotificationBatch>();
+    replay->items = applier->snapshot();
+    detail::handing_over();
+    self->send(options.downstream, attach_atom::value, registration, NotificationBatchPtr{std::move(replay)});
+  }
+};
+
+ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<ControllerState> self,
+                                          ControllerOptions options) {
+  auto& st = self->state;
+  st.applier = std::make_unique<DeltaApplier>(options.indexer, options.decoder);
+  st.options = std::move(options);
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
+      self->quit(msg.reason);
+  });
+  detail::handing_over();
+  self->send(st.options.downstream, upstream_atom::value, caf::actor_cast<CreditSinkActor>(self));
+  return {
+      [=](credit_atom, const std::size_t& n) {
+        detail::taking_over();
+        self->state.credit += n;
+        self->state.pull(self);
+      },
+      [=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); },
+      [=](detach_atom, const RegistrationId& id) {
+        detail::taking_over();
+        detail::handing_over();
+        self->send(self->state.options.downstream, detach_atom::value, id);
+      },
+  };
+}
+
+}  // namespace
+
+ControllerActor spawn_controller(caf::actor_system& system, ControllerOptions options) {
+  return system.spawn(controller, std::move(options));
+}
+
+}  // namespace kinformer::actors

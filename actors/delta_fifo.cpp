@@ -1,0 +1,154 @@
+#include "actors/delta_fifo.hpp"
+
+#include <deque>
+#include <utility>
+
+#include <caf/actor_system.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/system_messages.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/errors.hpp"
+#include "actors/tsan.hpp"
+
+namespace kinformer::actors {
+namespace {
+
+using PopPromise = caf::typed_response_promise<PoppedBatchPtr>;
+
+struct ParkedPop {
+  PopPromise promise;
+  std::size_t max_n = 1;
+};
+
+struct FifoState {
+  DeltaFIFO fifo;
+  std::deque<ParkedPop> parked;  // pops that found the queue empty, oldest first
+  bool answered_synced = false;  // a pop has been answered since the FIFO became synced
+  std::size_t dropped_events = 0;  // watch events the transformer rejected
+
+  using Self = DeltaFIFOActor::stateful_pointer<FifoState>;
+
+  caf::result<std::size_t> replace(Self self, const ListSnapshot& list) {
+    auto done = fifo.replace(list.items, list.resource_version);
+    wake(self);
+    if (!done) return to_caf_error(done.error());
+    return fifo.size();
+  }
+
+  std::size_t apply(Self self, const WatchDeltas& deltas) {
+    for (const auto& delta : deltas) {
+      Result<void> done;
+      switch (delta.type) {
+        case DeltaType::added: done = fifo.add(delta.object); break;
+        case DeltaType::deleted: done = fifo.delete_object(delta.object); break;
+        default: done = fifo.update(delta.object); break;
+      }
+      if (!done) ++dropped_events;  // client-go logs and drops the event (§7.10)
+    }
+    wake(self);
+    return fifo.size();
+  }
+
+  std::size_t resync(Self self) {
+    (void)fifo.resync();  // without a transformer resync cannot fail
+    wake(self);
+    return fifo.size();
+  }
+
+  caf::result<PoppedBatchPtr> pop(Self self, std::size_t max_n) {
+    auto promise = self->make_response_promise<PoppedBatchPtr>();
+    parked.push_back(ParkedPop{promise, max_n == 0 ? 1 : max_n});
+    wake(self);
+    return promise;
+  }
+
+  void shutdown(Self self) {
+    fifo.close();
+    wake(self);
+  }
+
+  /// Answers parked pops while something can be said: keys to hand out, the sync
+  /// state flipped with an empty queue (an empty batch), or closed and drained.
+  void wake(Self self) {
+    while (!parked.empty()) {
+      if (!fifo.empty()) {
+        auto batch = fifo.pop_batch(parked.front().max_n);
+        if (!batch) {
+          detail::handing_over();
+          parked.front().promise.deliver(to_caf_error(batch.error()));
+        } else {
+          auto popped = std::make_shared<PoppedBatch>(std::move(batch).value());
+          detail::handing_over();
+          parked.front().promise.deliver(PoppedBatchPtr{std::move(popped)});
+        }
+        answered_synced = fifo.has_synced();
+      } else if (fifo.is_closed()) {
+        detail::handing_over();
+        parked.front().promise.deliver(to_caf_error(Error{Errc::fifo_closed, "the DeltaFIFO was shut down"}));
+      } else if (fifo.has_synced() && !answered_synced) {
+        answered_synced = true;  // e.g. an empty first list: tell the consumer
+        detail::handing_over();
+        parked.front().promise.deliver(PoppedBatchPtr{std::make_shared<PoppedBatch>()});
+      } else {
+        return;
+      }
+      parked.pop_front();
+    }
+    if (fifo.is_closed() && fifo.empty()) self->quit();
+  }
+};
+
+DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoState> self,
+                                         DeltaFIFOOptions options) {
+  self->state.fifo = DeltaFIFO(std::move(options));
+  // Linked peers stopping on purpose do not end the FIFO: stop() drains it.
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
+      self->quit(msg.reason);
+  });
+  return {
+      // taking_over/handing_over: ThreadSanitizer annotations (actors/tsan.hpp)
+      [=](replace_atom, const ListSnapshotPtr& list) {
+        detail::taking_over();
+        auto depth = self->state.replace(self, *list);
+        detail::handing_over();
+        return depth;
+      },
+      [=](deltas_atom, const WatchDeltasPtr& deltas) {
+        detail::taking_over();
+        auto depth = self->state.apply(self, *deltas);
+        detail::handing_over();
+        return depth;
+      },
+      [=](resync_atom) {
+        detail::taking_over();
+        auto depth = self->state.resync(self);
+        detail::handing_over();
+        return depth;
+      },
+      [=](pop_atom, const std::size_t& max_n) {
+        detail::taking_over();
+        return self->state.pop(self, max_n);
+      },
+      [=](synced_atom) {
+        detail::taking_over();
+        detail::handing_over();
+        return self->state.fifo.has_synced();
+      },
+      [=](shutdown_atom) {
+        detail::taking_over();
+        self->state.shutdown(self);
+      },
+  };
+}
+
+}  // namespace
+
+DeltaFIFOActor spawn_delta_fifo(caf::actor_system& system, DeltaFIFOOptions options) {
+  return system.spawn(delta_fifo, std::move(options));
+}
+
+}  // namespace kinformer::actors

@@ -1,0 +1,214 @@
+#include "actors/shared_informer.hpp"
+
+#include <thread>
+#include <utility>
+
+#include <caf/actor.hpp>
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/system_messages.hpp>
+
+#include "actors/tsan.hpp"
+
+namespace kinformer {
+
+bool HandlerRegistration::has_synced() const noexcept {
+  if (!registration_ || !informer_status_) return false;
+  const auto& status = *registration_->status;
+  return informer_status_->distributed_synced && status.attached && status.pending_initial <= 0;
+}
+
+std::uint64_t HandlerRegistration::handled_batches() const noexcept {
+  return registration_ ? registration_->status->handled_batches.load() : 0;
+}
+
+SharedInformer::SharedInformer(caf::actor_system& system, SharedInformerOptions options)
+    : system_(system), options_(std::move(options)), indexer_(std::make_shared<Indexer>(options_.indexers)) {}
+
+SharedInformer::~SharedInformer() { stop(); }
+
+Result<void> SharedInformer::set_transform(TransformFunc transform) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return Error{Errc::already_started, "set_transform after the informer started"};
+  transform_ = std::move(transform);
+  return {};
+}
+
+Result<void> SharedInformer::set_watch_error_handler(WatchErrorHandler handler) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return Error{Errc::already_started, "set_watch_error_handler after the informer started"};
+  watch_error_handler_ = std::move(handler);
+  return {};
+}
+
+Result<void> SharedInformer::set_decoder(actors::Decoder decoder, const void* tag) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_) return Error{Errc::already_started, "set_decoder after the informer started"};
+  options_.decoder = std::move(decoder);
+  options_.decoder_tag = tag;
+  return {};
+}
+
+const void* SharedInformer::decoder_tag() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return options_.decoder_tag;
+}
+
+bool SharedInformer::is_started() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return started_;
+}
+
+bool SharedInformer::is_stopped() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopped_;
+}
+
+void SharedInformer::run() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (started_ || stopped_) return;
+  started_ = true;
+
+  DeltaFIFOOptions fifo_options;
+  fifo_options.transformer = transform_;
+  fifo_ = actors::spawn_delta_fifo(system_, std::move(fifo_options));
+
+  actors::BroadcasterOptions broadcaster_options;
+  broadcaster_options.max_buffered_keys = options_.max_buffered_keys;
+  broadcaster_options.handler_window = options_.handler_window;
+  broadcaster_options.status = status_;
+  broadcaster_ = actors::spawn_broadcaster(system_, std::move(broadcaster_options));
+
+  actors::ControllerOptions controller_options;
+  controller_options.fifo = fifo_;
+  controller_options.downstream = broadcaster_;
+  controller_options.indexer = indexer_;
+  controller_options.decoder = options_.decoder;
+  controller_options.max_batch = options_.max_batch;
+  controller_options.status = status_;
+  controller_ = actors::spawn_controller(system_, std::move(controller_options));
+
+  // Registrations made before run(): their replay is empty; the initial list
+  // reaches them through the stream, flagged as such.
+  for (const auto& [id, registration] : registrations_) {
+    actors::detail::handing_over();
+    caf::anon_send(controller_, actors::attach_atom::value, registration);
+  }
+
+  actors::ReflectorOptions reflector_options;
+  reflector_options.source = options_.source;
+  reflector_options.fifo = fifo_;
+  reflector_options.resync_period = options_.resync_period;
+  reflector_options.should_resync = [resync_handlers = resync_handlers_] { return *resync_handlers > 0; };
+  reflector_options.watch_error_handler = watch_error_handler_;
+  reflector_options.page_size = options_.page_size;
+  reflector_options.label_selector = options_.label_selector;
+  reflector_options.field_selector = options_.field_selector;
+  reflector_options.high_water_mark = options_.high_water_mark;
+  reflector_options.backoff = options_.backoff;
+  reflector_ = actors::spawn_reflector(system_, std::move(reflector_options));
+}
+
+Result<HandlerRegistration> SharedInformer::add_handler(HandlerFuncs funcs, HandlerOptions options) {
+  return add_notification_handler(actors::dispatch_to(std::move(funcs)), options);
+}
+
+Result<HandlerRegistration> SharedInformer::add_notification_handler(actors::NotificationFunc func,
+                                                                     HandlerOptions options) {
+  if (is_stopped())
+    return Error{Errc::stopped, "handler was not added to shared informer because it has stopped already"};
+  return add(actors::spawn_handler(system_, std::move(func)), options, true);
+}
+
+Result<HandlerRegistration> SharedInformer::add_handler(actors::HandlerActor handler, HandlerOptions options) {
+  return add(std::move(handler), options, false);
+}
+
+Result<HandlerRegistration> SharedInformer::add(actors::HandlerActor handler, HandlerOptions options, bool owned) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stopped_) {
+    if (owned) caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
+    return Error{Errc::stopped, "handler was not added to shared informer because it has stopped already"};
+  }
+  auto registration = std::make_shared<actors::Registration>();
+  registration->id = next_id_++;
+  registration->handler = handler;
+  registration->options = options;
+  registration->owned = owned;
+  if (owned) owned_handlers_.push_back(handler);
+  if (options.resync_period.count() > 0) ++*resync_handlers_;
+  registrations_.emplace(registration->id, registration);
+  if (started_) {
+    actors::detail::handing_over();
+    caf::anon_send(controller_, actors::attach_atom::value, actors::RegistrationPtr{registration});
+  }
+  HandlerRegistration handle;
+  handle.owner_ = this;
+  handle.registration_ = std::move(registration);
+  handle.informer_status_ = status_;
+  return handle;
+}
+
+void SharedInformer::remove_handler(const HandlerRegistration& handle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handle.owner_ != this || !handle.registration_) return;  // foreign or empty: no-op
+  auto found = registrations_.find(handle.id());
+  if (found == registrations_.end()) return;  // already removed
+  auto registration = found->second;
+  registrations_.erase(found);
+  if (registration->options.resync_period.count() > 0) --*resync_handlers_;
+  if (stopped_) return;
+  if (started_) {
+    caf::anon_send(controller_, actors::detach_atom::value, registration->id);
+  } else {
+    registration->status->removed = true;
+    if (registration->owned) caf::anon_send_exit(registration->handler, caf::exit_reason::user_shutdown);
+  }
+}
+
+bool SharedInformer::wait_for_sync(std::chrono::milliseconds timeout) const {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!has_synced()) {
+    if (std::chrono::steady_clock::now() >= deadline || is_stopped()) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+void SharedInformer::stop() {
+  std::vector<caf::actor> spawned;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    for (const auto& handler : owned_handlers_) spawned.push_back(caf::actor_cast<caf::actor>(handler));
+    if (!started_) {
+      for (const auto& actor : spawned) caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+      return;
+    }
+    for (const auto& actor : {caf::actor_cast<caf::actor>(reflector_), caf::actor_cast<caf::actor>(fifo_),
+                              caf::actor_cast<caf::actor>(controller_), caf::actor_cast<caf::actor>(broadcaster_)})
+      spawned.push_back(actor);
+  }
+  // Drain: no new input, close the FIFO; the Controller applies what is queued and
+  // tells the broadcaster, which ends the handler actors it owns once they are done.
+  caf::scoped_actor self{system_};
+  for (const auto& actor : spawned) self->monitor(actor);
+  caf::anon_send_exit(reflector_, caf::exit_reason::user_shutdown);
+  caf::anon_send(fifo_, actors::shutdown_atom::value);
+  std::size_t down = 0;
+  bool timed_out = false;
+  self->receive_while([&] { return down < spawned.size() && !timed_out; })(
+      [&](caf::down_msg&) { ++down; },
+      caf::after(options_.stop_timeout) >> [&] { timed_out = true; });
+  if (timed_out) {
+    // A handler that never answers must not hang the caller: kill what is left.
+    for (const auto& actor : spawned) caf::anon_send_exit(actor, caf::exit_reason::kill);
+    self->receive_while([&] { return down < spawned.size(); })([&](caf::down_msg&) { ++down; });
+  }
+}
+
+}  // namespace kinformer

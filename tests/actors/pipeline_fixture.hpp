@@ -1,0 +1,132 @@
+// tests/actors/pipeline_fixture.hpp
+//
+// The informer's actors without the Reflector, on the deterministic scheduler:
+// the test feeds the DeltaFIFO actor directly, the Controller applies to a real
+// Indexer, the broadcaster hands on to recording handler actors.
+#pragma once
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/broadcaster.hpp"
+#include "actors/controller.hpp"
+#include "actors/delta_fifo.hpp"
+#include "actors/handler.hpp"
+#include "actors/registration.hpp"
+#include "runtime/indexer.hpp"
+#include "tests/actors/informer_fixture.hpp"
+
+namespace kinformer::testing {
+
+/// One line per notification a recording handler saw, e.g. "add default/a 1 initial",
+/// "update default/a 1->2", "delete default/a 2", "delete default/a tombstone".
+inline std::string describe(const actors::Notification& n) {
+  using actors::NotificationType;
+  switch (n.type) {
+    case NotificationType::added:
+      return "add " + std::string(n.key()) + " " + std::string(n.object->resource_version()) +
+             (n.is_in_initial_list ? " initial" : "");
+    case NotificationType::updated:
+      return "update " + std::string(n.key()) + " " + std::string(n.old_object->resource_version()) + "->" +
+             std::string(n.object->resource_version());
+    case NotificationType::deleted:
+      return "delete " + std::string(n.key()) + " " +
+             (n.tombstone ? std::string("tombstone") : std::string(n.object->resource_version()));
+  }
+  return "?";
+}
+
+/// A handler registered by PipelineFixture and what it saw.
+struct Recorder {
+  std::shared_ptr<std::vector<std::string>> log = std::make_shared<std::vector<std::string>>();
+  actors::RegistrationPtr registration;
+};
+
+struct PipelineFixture : DeterministicFixture {
+  std::shared_ptr<Indexer> indexer = std::make_shared<Indexer>();
+  std::shared_ptr<actors::InformerStatus> status = std::make_shared<actors::InformerStatus>();
+  actors::DeltaFIFOActor fifo;
+  actors::BroadcasterActor broadcaster;
+  actors::ControllerActor controller;
+  actors::RegistrationId next_id = 1;
+
+  explicit PipelineFixture(std::size_t max_buffered_keys = 1024, std::size_t max_batch = 256) {
+    fifo = track(actors::spawn_delta_fifo(sys, {}));
+    actors::BroadcasterOptions b;
+    b.max_buffered_keys = max_buffered_keys;
+    b.status = status;
+    broadcaster = track(actors::spawn_broadcaster(sys, b));
+    actors::ControllerOptions c;
+    c.fifo = fifo;
+    c.downstream = broadcaster;
+    c.indexer = indexer;
+    c.max_batch = max_batch;
+    c.status = status;
+    controller = track(actors::spawn_controller(sys, c));
+    run();
+  }
+
+  /// Registers a handler that appends describe(n) to the returned log.
+  Recorder attach(actors::HandlerOptions options = {}) {
+    Recorder r;
+    auto log = r.log;
+    return attach_func([log](const actors::Notification& n) { log->push_back(describe(n)); }, options, r);
+  }
+
+  Recorder attach_func(actors::NotificationFunc func, actors::HandlerOptions options = {}, Recorder r = Recorder()) {
+    auto registration = std::make_shared<actors::Registration>();
+    registration->id = next_id++;
+    registration->handler = track(actors::spawn_handler(sys, std::move(func)));
+    registration->options = options;
+    registration->owned = true;
+    r.registration = registration;
+    self->send(controller, actors::attach_atom::value, actors::RegistrationPtr{registration});
+    run();
+    return r;
+  }
+
+  void detach(const Recorder& recorder) {
+    self->send(controller, actors::detach_atom::value, recorder.registration->id);
+    run();
+  }
+
+  void replace(std::vector<ObjectPtr> items, std::string rv = "1") {
+    auto list = std::make_shared<actors::ListSnapshot>(actors::ListSnapshot{std::move(items), std::move(rv)});
+    self->send(fifo, actors::replace_atom::value, actors::ListSnapshotPtr{std::move(list)});
+    run();
+  }
+
+  void watch(actors::WatchDeltas items) {
+    self->send(fifo, actors::deltas_atom::value, deltas(std::move(items)));
+    run();
+  }
+
+  /// Sends to the FIFO and runs only the FIFO: what it answers (a parked pop) stays
+  /// in flight to the Controller.
+  template <class... Ts>
+  void fifo_only(Ts... xs) {
+    self->send(fifo, xs...);
+    sched.prioritize(fifo);
+    sched.run_once();
+  }
+
+  static actors::WatchDeltasPtr deltas(actors::WatchDeltas items) {
+    return std::make_shared<actors::WatchDeltas>(std::move(items));
+  }
+
+  void resync() {
+    self->send(fifo, actors::resync_atom::value);
+    run();
+  }
+
+  /// Keys in the Indexer, sorted.
+  std::vector<std::string> cached_keys() const {
+    auto keys = indexer->list_keys();
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  }
+};
+
+}  // namespace kinformer::testing

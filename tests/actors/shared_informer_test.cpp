@@ -1,0 +1,253 @@
+// Tests of the SharedInformer facade (actors/shared_informer.hpp) over the
+// in-memory source, on the real scheduler (two threads).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <caf/actor_system.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+
+#include "actors/shared_informer.hpp"
+#include "tests/actors/live_fixture.hpp"
+#include "tests/support/objects.hpp"
+
+using kinformer::Errc;
+using kinformer::HandlerFuncs;
+using kinformer::HandlerRegistration;
+using kinformer::ObjectPtr;
+using kinformer::SharedInformer;
+using kinformer::SharedInformerOptions;
+using kinformer::testing::eventually;
+using kinformer::testing::EventLog;
+using kinformer::testing::LiveFixture;
+using kinformer::testing::pod;
+using Strings = std::vector<std::string>;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Logs "add NAME[ initial]", "update NAME OLDRV->NEWRV", "delete NAME[ tombstone]".
+HandlerFuncs logging(std::shared_ptr<EventLog> log) {
+  HandlerFuncs f;
+  f.on_add = [log](const ObjectPtr& o, bool initial) {
+    log->add("add " + std::string(o->name()) + (initial ? " initial" : ""));
+  };
+  f.on_update = [log](const ObjectPtr& old_object, const ObjectPtr& object) {
+    log->add("update " + std::string(object->name()) + " " + std::string(old_object->resource_version()) + "->" +
+             std::string(object->resource_version()));
+  };
+  f.on_delete = [log](const kinformer::DeletedObject& d) {
+    log->add("delete " + std::string(d.key().substr(d.key().find('/') + 1)) + (d.is_tombstone() ? " tombstone" : ""));
+  };
+  return f;
+}
+
+struct InformerFixture : LiveFixture {
+  std::unique_ptr<SharedInformer> informer;
+
+  explicit InformerFixture(SharedInformerOptions options = {}) {
+    options.source = source;
+    informer = std::make_unique<SharedInformer>(sys, options);
+  }
+  ~InformerFixture() { informer->stop(); }
+
+  HandlerRegistration add(std::shared_ptr<EventLog> log, kinformer::HandlerOptions options = {}) {
+    auto handle = informer->add_handler(logging(std::move(log)), options);
+    REQUIRE(handle);
+    return handle.value();
+  }
+
+  std::vector<std::string> cached_names() const {
+    std::vector<std::string> names;
+    for (const auto& o : informer->indexer().list()) names.emplace_back(o->name());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+}  // namespace
+
+// upstream: TestStateSharedInformer, TestAddWhileActive
+TEST_CASE_METHOD(InformerFixture, "a handler registered before run gets the initial list and then syncs",
+                 "[shared_informer][item-47][actor]") {
+  for (int i = 0; i < 20; ++i) source->add(pod("p" + std::to_string(i), "0"));
+  auto log = std::make_shared<EventLog>();
+  auto handle = add(log);
+  CHECK_FALSE(informer->has_synced());
+  informer->run();
+  REQUIRE(informer->wait_for_sync(20s));
+  REQUIRE(eventually([&] { return handle.has_synced(); }));
+  auto lines = log->lines();  // the handle synced: every initial add was handled
+  REQUIRE(lines.size() >= 20);
+  for (std::size_t i = 0; i < 20; ++i) CHECK(lines[i].find(" initial") != std::string::npos);
+  CHECK(informer->indexer().size() == 20);
+}
+
+// upstream: TestAddWhileActive
+TEST_CASE_METHOD(InformerFixture, "a handler added while running sees the cache first, then later changes",
+                 "[shared_informer][item-48][actor]") {
+  for (int i = 0; i < 10; ++i) source->add(pod("p" + std::to_string(i), "0"));
+  informer->run();
+  REQUIRE(informer->wait_for_sync(20s));
+  auto log = std::make_shared<EventLog>();
+  auto handle = add(log);
+  source->add(pod("late", "0"));
+  REQUIRE(eventually([&] { return log->size() == 11; }));
+  auto lines = log->lines();
+  for (std::size_t i = 0; i < 10; ++i) CHECK(lines[i].find(" initial") != std::string::npos);
+  CHECK(lines[10] == "add late");
+  CHECK(eventually([&] { return handle.has_synced(); }));
+}
+
+// upstream: TestSharedInformerTransformer, TestSharedInformerStartRace
+TEST_CASE_METHOD(InformerFixture, "a transform's output is what the cache and the handlers see; not after run",
+                 "[shared_informer][item-53][actor]") {
+  REQUIRE(informer->set_transform([](ObjectPtr o) -> kinformer::Result<ObjectPtr> {
+    auto json = nlohmann::json::parse(o->json());
+    auto name = json["metadata"]["name"].get<std::string>();
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+    json["metadata"]["name"] = name;
+    return ObjectPtr(kinformer::Object::parse(json.dump()).value());
+  }));
+  source->add(pod("web", "0"));
+  auto log = std::make_shared<EventLog>();
+  add(log);
+  informer->run();
+  REQUIRE(informer->wait_for_sync(20s));
+  source->add(pod("db", "0"));
+  REQUIRE(eventually([&] { return log->size() == 2; }));
+  CHECK(log->lines() == Strings{"add WEB initial", "add DB"});
+  CHECK(cached_names() == Strings{"DB", "WEB"});
+  auto late = informer->set_transform([](ObjectPtr o) -> kinformer::Result<ObjectPtr> { return o; });
+  REQUIRE_FALSE(late);
+  CHECK(late.error().code == Errc::already_started);
+  CHECK_FALSE(informer->set_watch_error_handler([](const kinformer::Error&) {}));
+}
+
+// upstream: TestSharedInformerRemoveHandler, TestSharedInformerRemoveForeignHandler,
+// TestSharedInformerMultipleRegistration, TestRemovingRemovedSharedInformer
+TEST_CASE_METHOD(InformerFixture,
+                 "removal stops events, is idempotent, ignores foreign handles, and is per registration",
+                 "[shared_informer][item-54][actor]") {
+  auto kept = std::make_shared<EventLog>();
+  auto removed = std::make_shared<EventLog>();
+  auto kept_handle = add(kept);
+  auto removed_handle = add(removed);
+  // The same handler actor registered twice: each registration on its own.
+  auto twice = std::make_shared<EventLog>();
+  auto shared_actor = kinformer::actors::spawn_handler(sys, kinformer::actors::dispatch_to(logging(twice)));
+  auto first = informer->add_handler(shared_actor);
+  auto second = informer->add_handler(shared_actor);
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK(first->id() != second->id());
+  source->add(pod("a", "0"));  // in the initial list, whatever the scheduling
+  informer->run();
+  REQUIRE(eventually([&] { return kept->size() == 1 && removed->size() == 1 && twice->size() == 2; }));
+
+  informer->remove_handler(removed_handle);
+  informer->remove_handler(removed_handle);  // again: no-op
+  SharedInformerOptions other_options;
+  other_options.source = source;
+  SharedInformer other(sys, other_options);
+  auto foreign = other.add_handler(logging(std::make_shared<EventLog>()));
+  REQUIRE(foreign);
+  informer->remove_handler(foreign.value());  // another informer's handle: no-op
+  informer->remove_handler(HandlerRegistration{});
+  informer->remove_handler(first.value());
+  source->add(pod("b", "0"));
+  REQUIRE(eventually([&] { return kept->size() == 2 && twice->size() == 3; }));
+  std::this_thread::sleep_for(50ms);  // give a wrongly delivered event time to show up
+  CHECK(removed->lines() == Strings{"add a initial"});
+  CHECK(twice->size() == 3);
+  caf::anon_send_exit(shared_actor, caf::exit_reason::user_shutdown);
+}
+
+// upstream: TestAddOnStoppedSharedInformer, TestStateSharedInformer
+TEST_CASE_METHOD(InformerFixture, "a stopped informer refuses handlers and does not run again",
+                 "[shared_informer][item-55][actor]") {
+  auto log = std::make_shared<EventLog>();
+  auto handle = add(log);
+  informer->run();
+  REQUIRE(informer->wait_for_sync(20s));
+  informer->stop();
+  CHECK(informer->is_stopped());
+  auto refused = informer->add_handler(logging(log));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == Errc::stopped);
+  CHECK(refused.error().message.find("because it has stopped already") != std::string::npos);
+  informer->run();  // no-op
+  informer->remove_handler(handle);  // safe after stop
+  source->add(pod("after", "0"));
+  std::this_thread::sleep_for(50ms);
+  CHECK(log->size() == 0);
+  CHECK(informer->indexer().size() == 0);
+}
+
+TEST_CASE_METHOD(LiveFixture, "stop drains and ends every actor the informer spawned", "[shared_informer][actor]") {
+  auto baseline = sys.registry().running();
+  {
+    SharedInformerOptions options;
+    options.source = source;
+    SharedInformer informer(sys, options);
+    std::atomic<int> seen{0};
+    HandlerFuncs f;
+    f.on_add = [&](const ObjectPtr&, bool) { ++seen; };
+    REQUIRE(informer.add_handler(f));
+    REQUIRE(informer.add_handler(f));
+    for (int i = 0; i < 100; ++i) source->add(pod("p" + std::to_string(i), "0"));
+    informer.run();
+    REQUIRE(informer.wait_for_sync(20s));
+    CHECK(sys.registry().running() > baseline);
+    informer.stop();
+    CHECK(informer.indexer().size() == 100);
+  }
+  CHECK(eventually([&] { return sys.registry().running() == baseline; }, 5s));
+}
+
+TEST_CASE_METHOD(LiveFixture, "stop kills a handler that never finishes after the stop timeout",
+                 "[shared_informer][actor]") {
+  SharedInformerOptions options;
+  options.source = source;
+  options.stop_timeout = 200ms;
+  SharedInformer informer(sys, options);
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  HandlerFuncs f;
+  f.on_add = [release](const ObjectPtr&, bool) {
+    while (!*release) std::this_thread::sleep_for(1ms);  // stuck until the test lets go
+  };
+  REQUIRE(informer.add_handler(f));
+  source->add(pod("a", "0"));
+  informer.run();
+  REQUIRE(informer.wait_for_sync(20s));
+  std::thread unstick([release] {
+    std::this_thread::sleep_for(1s);
+    *release = true;  // a killed actor still finishes its running handler call
+  });
+  auto start = std::chrono::steady_clock::now();
+  informer.stop();
+  CHECK(std::chrono::steady_clock::now() - start < 15s);
+  unstick.join();
+}
+
+// upstream: TestSharedInformerErrorHandling (item 42, as the informer surfaces it)
+TEST_CASE_METHOD(InformerFixture, "the watch error handler sees a failed list",
+                 "[shared_informer][item-42][actor]") {
+  auto errors = std::make_shared<EventLog>();
+  REQUIRE(informer->set_watch_error_handler([errors](const kinformer::Error& e) { errors->add(e.to_string()); }));
+  source->fail_next_list(kinformer::Error{Errc::server_error, "boom"});
+  informer->run();
+  REQUIRE(eventually([&] { return errors->size() >= 1; }));
+  CHECK(errors->lines().front().find("boom") != std::string::npos);
+  CHECK(informer->wait_for_sync(20s));  // and it recovered
+}
