@@ -612,7 +612,7 @@ TEST_CASE_METHOD(ReflectorFixture,
 // -- beyond the checklist -----------------------------------------------------------------
 
 TEST_CASE_METHOD(ReflectorFixture,
-                 "a malformed event is skipped and reported; the watch goes on and nothing is relisted",
+                 "a malformed event is skipped and reported, the watch goes on and nothing is relisted",
                  "[reflector][actor]") {
   auto r = start();
   source->add(pod("a", ""));

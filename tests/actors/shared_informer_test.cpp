@@ -110,7 +110,7 @@ TEST_CASE_METHOD(InformerFixture, "a handler added while running sees the cache 
 }
 
 // upstream: TestSharedInformerTransformer, TestSharedInformerStartRace
-TEST_CASE_METHOD(InformerFixture, "a transform's output is what the cache and the handlers see; not after run",
+TEST_CASE_METHOD(InformerFixture, "a transform's output is what the cache and the handlers see, and it cannot be set after run",
                  "[shared_informer][item-53][actor]") {
   REQUIRE(informer->set_transform([](ObjectPtr o) -> kinformer::Result<ObjectPtr> {
     auto json = nlohmann::json::parse(o->json());

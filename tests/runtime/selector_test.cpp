@@ -113,7 +113,7 @@ TEST_CASE("field selectors match metadata and body fields", "[selector][unit]") 
   CHECK(FieldSelector::parse("").value().matches(*pod));
 }
 
-TEST_CASE("field selector values unescape \\, \\= and \\\\", "[selector][unit]") {
+TEST_CASE("field selector values unescape escaped commas, equals signs and backslashes", "[selector][unit]") {
   auto s = FieldSelector::parse(R"(metadata.name=a\,b\=c\\d)").value();
   REQUIRE(s.requirements().size() == 1);
   CHECK(s.requirements()[0].value == R"(a,b=c\d)");
