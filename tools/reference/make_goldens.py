@@ -13,9 +13,11 @@ DIR/<case>/*.npy         inputs (x_enc, x_mark_enc, x_dec, x_mark_dec), the capt
 Cases: s96 (96/48/24), s720 (720/48/24), full_nomix (96/48/24 with attn=full, mix=False).
 The forward pass runs in float64 (then saved as float32), so the goldens are the exact math and
 the tests measure the C++ fp32 error alone. B = 2 everywhere.
-DIR/MANIFEST is written last; its presence means the set is complete.
+DIR/MANIFEST is written last; its presence means the set is complete. It records a hash of the
+generator sources, and a run whose sources match an existing MANIFEST returns at once.
 """
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -56,6 +58,19 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     args = p.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    digest = hashlib.sha256()
+    for name in ("make_goldens.py", "informer_ref.py"):
+        with open(os.path.join(here, name), "rb") as f:
+            digest.update(f.read())
+    stamp = "torch %s, cases %s, batch %d, sources %s\n" % (
+        torch.__version__, " ".join(CASES), BATCH, digest.hexdigest()[:16])
+    manifest = os.path.join(args.out, "MANIFEST")
+    if os.path.exists(manifest) and open(manifest).read() == stamp:
+        print("make_goldens: %s is up to date" % args.out)
+        return
+    if os.path.exists(manifest):
+        os.remove(manifest)
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)
     gen = torch.Generator().manual_seed(1)
@@ -91,8 +106,8 @@ def main():
         for name, t in trace.items():
             save(folder, name, t)
         print("make_goldens: %s: %d sampler calls, %s" % (case, len(hook.idx), ", ".join(trace)))
-    with open(os.path.join(args.out, "MANIFEST"), "w") as f:
-        f.write("torch %s, cases %s, batch %d\n" % (torch.__version__, " ".join(CASES), BATCH))
+    with open(manifest, "w") as f:
+        f.write(stamp)
 
 
 if __name__ == "__main__":
