@@ -23,7 +23,8 @@ float* fptr(const memory& m) { return static_cast<float*>(m.get_data_handle()); 
 // our loops (which runs after the stream has drained).
 struct Step {
   std::optional<dnnl::primitive> primitive;
-  std::unordered_map<int, memory> args;
+  std::unordered_map<int, memory> args;  // owns the memory objects
+  std::vector<dnnl_exec_arg_t> c_args;   // the same, for the C API: execute() without a per-call vector
   memory::desc scratchpad;
   std::function<void()> loop;
 };
@@ -568,8 +569,11 @@ void OneDnnBackend::run(const ForecastInput& in, Tensor& out, ProbSparseSampler&
         if (s.primitive) scratch = std::max(scratch, s.scratchpad.get_size());
       memory pad({{static_cast<int64_t>(scratch)}, memory::data_type::u8, tag::a}, engine_->eng);
       plan->buffers.push_back(pad);
-      for (auto& s : plan->steps)
-        if (s.primitive) s.args[DNNL_ARG_SCRATCHPAD] = memory(s.scratchpad, engine_->eng, pad.get_data_handle());
+      for (auto& s : plan->steps) {
+        if (!s.primitive) continue;
+        s.args[DNNL_ARG_SCRATCHPAD] = memory(s.scratchpad, engine_->eng, pad.get_data_handle());
+        for (const auto& [arg, mem] : s.args) s.c_args.push_back({arg, mem.get()});
+      }
       it = plans_.emplace(key, std::move(plan)).first;
     }
     Plan& plan = *it->second;
@@ -581,7 +585,9 @@ void OneDnnBackend::run(const ForecastInput& in, Tensor& out, ProbSparseSampler&
     plan.trace = trace;
     for (auto& s : plan.steps) {
       if (s.primitive) {
-        s.primitive->execute(engine_->strm, s.args);
+        dnnl::error::wrap_c_api(dnnl_primitive_execute(s.primitive->get(), engine_->strm.get(),
+                                                       static_cast<int>(s.c_args.size()), s.c_args.data()),
+                                "could not execute a primitive");
       } else {
         engine_->strm.wait();
         s.loop();
