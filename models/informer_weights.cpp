@@ -1,6 +1,9 @@
 #include "models/informer_weights.hpp"
 
+#include <cmath>
+#include <cstring>
 #include <functional>
+#include <random>
 
 #include "models/model_error.hpp"
 #include "models/safetensors.hpp"
@@ -123,6 +126,37 @@ std::shared_ptr<const InformerWeights> load_weights(const std::string& path, con
     for (const auto& [name, t] : file) names += (names.empty() ? "'" : ", '") + name + "'";
     throw ModelError("weights file '" + path + "': unexpected tensor(s) " + names +
                      " (does the config match the weights? e_layers, d_layers, distil)");
+  }
+  return weights;
+}
+
+std::shared_ptr<const InformerWeights> random_weights(const InformerConfig& config, uint32_t seed) {
+  auto weights = std::make_shared<InformerWeights>();
+  std::mt19937 rng(seed);
+  for (const auto& slot : expected_slots(config, *weights)) {
+    if (!slot.target) continue;
+    Tensor& t = *slot.target;
+    t = Tensor(slot.stored_as.empty() ? slot.shape : slot.stored_as);
+    const std::string& n = slot.name;
+    auto ends_with = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
+    if (ends_with(".pe")) {
+      const int64_t d = t.dim(1);
+      for (int64_t p = 0; p < t.dim(0); ++p)
+        for (int64_t i = 0; i < d; i += 2) {
+          const double w = std::exp(-static_cast<double>(i) * std::log(10000.0) / static_cast<double>(d));
+          t.data[static_cast<size_t>(p * d + i)] = static_cast<float>(std::sin(static_cast<double>(p) * w));
+          if (i + 1 < d) t.data[static_cast<size_t>(p * d + i + 1)] = static_cast<float>(std::cos(static_cast<double>(p) * w));
+        }
+    } else if (ends_with("running_var") || (n.find("norm") != std::string::npos && ends_with(".weight"))) {
+      std::fill(t.data.begin(), t.data.end(), 1.f);
+    } else if (n.find("norm") != std::string::npos) {
+      std::fill(t.data.begin(), t.data.end(), 0.f);  // LayerNorm/BatchNorm β and running_mean
+    } else {
+      const int64_t fan_in = slot.shape.size() > 1 ? element_count(slot.shape) / slot.shape[0] : slot.shape[0];
+      std::uniform_real_distribution<float> u(-1.f, 1.f);
+      const float bound = 1.f / std::sqrt(static_cast<float>(fan_in));
+      for (auto& v : t.data) v = bound * u(rng);
+    }
   }
   return weights;
 }

@@ -75,6 +75,11 @@ struct InformerWeights {
 /// Loads and validates; throws ModelError naming a missing, extra or mis-shaped tensor.
 std::shared_ptr<const InformerWeights> load_weights(const std::string& path, const InformerConfig& config);
 
+/// Weights of the right names and shapes with seeded random values (uniform
+/// ±1/√fan_in, LayerNorm γ=1 β=0, BatchNorm identity stats, the sinusoid table):
+/// for benchmarks and shape tests, where no trained file is needed.
+std::shared_ptr<const InformerWeights> random_weights(const InformerConfig& config, uint32_t seed = 1);
+
 /// Number of trainable parameters the config implies (11,330,055 for §1's default).
 int64_t parameter_count(const InformerConfig& config);
 
