@@ -106,3 +106,39 @@ TEST_CASE("full attention with mix=False differs from mix=True, so the golden ch
                                       config, unused);
   CHECK(scaled_error(mixed, plain) > 1e-2);
 }
+
+TEST_CASE("with only the key sample replayed, both backends select PyTorch's queries and match its output",
+          "[models][golden][unit]") {
+  // §10 item 10: a flipped near-tie would change the output discontinuously; with these
+  // inputs no (batch, head) is that close, so the computed selection must agree exactly.
+  for (std::string backend_name : {"reference", "onednn"}) {
+    SECTION(backend_name) {
+      auto config = golden_config("s96");
+      auto backend = models::make_backend(backend_name, config, weights_for(config));
+      Tensor x_enc = golden_tensor("s96", "x_enc"), x_mark_enc = golden_tensor("s96", "x_mark_enc"),
+             x_dec = golden_tensor("s96", "x_dec"), x_mark_dec = golden_tensor("s96", "x_mark_dec"), out;
+      auto sampler = golden_sampler("s96", 0, 3, false);
+      backend->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, out, sampler);
+      CHECK(scaled_error(out, golden_tensor("s96", "output")) <= tolerance);
+    }
+  }
+}
+
+TEST_CASE("a whole model whose factor selects every query equals the full-attention model on both backends",
+          "[models][prob_sparse][unit]") {
+  auto prob = golden_config("s96");
+  prob.factor = 100;  // u = min(100·⌈ln L⌉, L) = L for L = 96, 48 and 72
+  auto full = prob;
+  full.attn = models::AttentionKind::full;
+  auto w = weights_for(prob);
+  Tensor x_enc = golden_tensor("s96", "x_enc"), x_mark_enc = golden_tensor("s96", "x_mark_enc"),
+         x_dec = golden_tensor("s96", "x_dec"), x_mark_dec = golden_tensor("s96", "x_mark_dec");
+  for (std::string backend_name : {"reference", "onednn"}) {
+    SECTION(backend_name) {
+      Tensor a, b;
+      models::make_backend(backend_name, prob, w)->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, a);
+      models::make_backend(backend_name, full, w)->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, b);
+      CHECK(scaled_error(a, b) <= 1e-5);
+    }
+  }
+}
