@@ -55,9 +55,9 @@ void check_full_model(const std::string& backend_name, const std::string& case_n
 
 }  // namespace
 
-TEST_CASE("the reference backend matches PyTorch layer by layer at 96/48/24 and 720/48/24",
+TEST_CASE("the reference backend matches PyTorch layer by layer at 96/48/24, 720/48/24 and 97/30/11",
           "[models][golden][reference][unit]") {
-  for (std::string c : {"s96", "s720"}) {
+  for (std::string c : {"s96", "s720", "s97"}) {
     SECTION(c) {
       auto config = golden_config(c);
       auto w = weights_for(config);
@@ -85,12 +85,12 @@ TEST_CASE("the reference backend matches PyTorch layer by layer at 96/48/24 and 
 
 TEST_CASE("the reference backend matches PyTorch end to end with every intermediate",
           "[models][golden][reference][unit]") {
-  for (std::string c : {"s96", "s720", "full_nomix"})
+  for (std::string c : {"s96", "s720", "s97", "full_nomix"})
     SECTION(c) { check_full_model("reference", c); }
 }
 
 TEST_CASE("the oneDNN backend matches PyTorch end to end with every intermediate", "[models][golden][onednn][unit]") {
-  for (std::string c : {"s96", "s720", "full_nomix"})
+  for (std::string c : {"s96", "s720", "s97", "full_nomix"})
     SECTION(c) { check_full_model("onednn", c); }
 }
 

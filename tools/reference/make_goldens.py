@@ -10,7 +10,8 @@ DIR/<case>/config.json   the config (main_informer.py names) of that case
 DIR/<case>/*.npy         inputs (x_enc, x_mark_enc, x_dec, x_mark_dec), the captured ProbSparse
                          key samples idx<k> and selected queries top<k> (k = call order, §3.4),
                          every intermediate of §2 and the output.
-Cases: s96 (96/48/24), s720 (720/48/24), full_nomix (96/48/24 with attn=full, mix=False).
+Cases: s96 (96/48/24), s720 (720/48/24), s97 (97/30/11, odd lengths),
+full_nomix (96/48/24 with attn=full, mix=False).
 The forward pass runs in float64 (then saved as float32), so the goldens are the exact math and
 the tests measure the C++ fp32 error alone. B = 2 everywhere.
 DIR/MANIFEST is written last; its presence means the set is complete. It records a hash of the
@@ -31,6 +32,7 @@ import informer_ref as ref  # noqa: E402
 CASES = {
     "s96": dict(seq_len=96, label_len=48, pred_len=24),
     "s720": dict(seq_len=720, label_len=48, pred_len=24),
+    "s97": dict(seq_len=97, label_len=30, pred_len=11),  # odd lengths: distil 97 -> 49
     "full_nomix": dict(seq_len=96, label_len=48, pred_len=24, attn="full", mix=False),
 }
 BATCH = 2
