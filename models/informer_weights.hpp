@@ -1,0 +1,86 @@
+// models/informer_weights.hpp
+//
+// InformerWeights: the parameters of one Informer, grouped by layer, loaded from a
+// safetensors file whose names and shapes are exactly the official PyTorch
+// state_dict's (informer-model.md §4), so weights saved from the official
+// implementation load unchanged.
+//
+// Contract
+//   * Every tensor the config implies must be present with the exact shape; any
+//     other tensor in the file is an error. Messages name the tensor and both shapes.
+//   * A "module." prefix on every name (nn.DataParallel checkpoints) is stripped.
+//   * encoder.conv_layers.*.norm.num_batches_tracked may be present or absent (a
+//     training counter, unused at inference).
+//   * Shapes are PyTorch's: Linear weight [out, in]; Conv1d weight [out, in, k].
+// Errors: ModelError. Immutable after loading; share as shared_ptr<const ...>.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/informer_config.hpp"
+#include "models/tensor.hpp"
+
+namespace kinformer::models {
+
+struct LinearWeights {  // y = x·Wᵀ + b
+  Tensor weight;        // [out, in] (Conv1d k=1 weights are stored here as [out, in])
+  Tensor bias;          // [out]
+};
+
+struct NormWeights {  // LayerNorm γ/β
+  Tensor gamma, beta;
+};
+
+struct EmbeddingWeights {
+  Tensor token_conv_weight;  // [D, C, 3], circular padding 1
+  Tensor token_conv_bias;    // [D]
+  Tensor positional;         // [5000, D] (the state_dict's pe [1, 5000, D])
+  LinearWeights time;        // [D, F_t]
+};
+
+struct AttentionWeights {
+  LinearWeights query, key, value, out;
+};
+
+struct EncoderLayerWeights {
+  AttentionWeights attention;
+  LinearWeights ffn1, ffn2;  // conv1 [d_ff, D], conv2 [D, d_ff]
+  NormWeights norm1, norm2;
+};
+
+struct DistilWeights {
+  Tensor conv_weight;  // [D, D, 3], circular padding 1
+  Tensor conv_bias;    // [D]
+  Tensor bn_gamma, bn_beta, bn_mean, bn_var;
+};
+
+struct DecoderLayerWeights {
+  AttentionWeights self_attention, cross_attention;
+  LinearWeights ffn1, ffn2;
+  NormWeights norm1, norm2, norm3;
+};
+
+struct InformerWeights {
+  EmbeddingWeights enc_embedding, dec_embedding;
+  std::vector<EncoderLayerWeights> encoder_layers;  // e_layers
+  std::vector<DistilWeights> distil_layers;         // e_layers - 1 when distil, else none
+  NormWeights encoder_norm;
+  std::vector<DecoderLayerWeights> decoder_layers;  // d_layers
+  NormWeights decoder_norm;
+  LinearWeights projection;  // [c_out, D]
+};
+
+/// Loads and validates; throws ModelError naming a missing, extra or mis-shaped tensor.
+std::shared_ptr<const InformerWeights> load_weights(const std::string& path, const InformerConfig& config);
+
+/// Weights of the right names and shapes with seeded random values (uniform
+/// ±1/√fan_in, LayerNorm γ=1 β=0, BatchNorm identity stats, the sinusoid table):
+/// for benchmarks and shape tests, where no trained file is needed.
+std::shared_ptr<const InformerWeights> random_weights(const InformerConfig& config, uint32_t seed = 1);
+
+/// Number of trainable parameters the config implies (11,330,055 for §1's default).
+int64_t parameter_count(const InformerConfig& config);
+
+}  // namespace kinformer::models

@@ -1,0 +1,48 @@
+// models/onednn_backend.hpp
+//
+// OneDnnBackend: the Informer forward pass on oneDNN 2.6 CPU primitives
+// (deps-notes.md §4): matmul for every Linear and the attention products (bias,
+// GELU and residual add fused as post-ops), convolution for the token and the
+// distilling convs (BatchNorm folded into the distil conv, ELU as a post-op),
+// max pooling, softmax, layer normalisation. What oneDNN has no primitive for —
+// ProbSparse's sampled sparsity measure and top-u selection, gathers, the
+// cumulative-sum context — runs in OpenMP loops around the primitives.
+//
+// Contract (beyond Backend's)
+//   * One execution plan per input shape (B, L_enc, L_dec): primitives and every
+//     buffer are created on the first call with that shape and reused; later
+//     calls allocate nothing (user-managed oneDNN scratchpad, no tracing).
+//   * Threads: oneDNN's OpenMP runtime; set OMP_NUM_THREADS deliberately.
+// Heavy headers (dnnl.hpp) stay in the .cpp.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "models/backend.hpp"
+
+namespace kinformer::models {
+
+class OneDnnBackend final : public Backend {
+ public:
+  OneDnnBackend(InformerConfig config, std::shared_ptr<const InformerWeights> weights);
+  ~OneDnnBackend() override;
+  std::string_view name() const override { return "onednn"; }
+
+  /// Number of cached execution plans (one per distinct input shape).
+  size_t plan_count() const { return plans_.size(); }
+
+  // Defined in the .cpp only (public so its file-local builders can name them).
+  struct Engine;
+  struct Plan;
+
+ protected:
+  void run(const ForecastInput& in, Tensor& out, ProbSparseSampler& sampler, Trace* trace) override;
+
+ private:
+  std::unique_ptr<Engine> engine_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace kinformer::models

@@ -1,0 +1,118 @@
+#include "models/safetensors.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "models/model_error.hpp"
+
+namespace kinformer::models {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, const std::string& why) {
+  throw ModelError("weights file '" + path + "': " + why);
+}
+
+size_t dtype_size(const std::string& dtype) {
+  if (dtype == "F32" || dtype == "I32") return 4;
+  if (dtype == "F64" || dtype == "I64") return 8;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  return 0;
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0) {
+    float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31) bits = sign | 0x7f800000u | (mant << 13);
+  else bits = sign | ((exp + 112) << 23) | (mant << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
+std::map<std::string, SafeTensor> read_safetensors(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot open");
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 8) fail(path, "truncated: shorter than the 8-byte header size");
+  uint64_t header_size = 0;
+  for (int i = 0; i < 8; ++i) header_size |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  if (header_size > bytes.size() - 8) fail(path, "truncated: header of " + std::to_string(header_size) + " bytes does not fit");
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_size));
+  } catch (const nlohmann::json::exception& e) {
+    fail(path, std::string("header is not valid JSON: ") + e.what());
+  }
+  if (!header.is_object()) fail(path, "header is not a JSON object");
+  const char* data = bytes.data() + 8 + header_size;
+  const uint64_t data_size = bytes.size() - 8 - header_size;
+  std::map<std::string, SafeTensor> out;
+  for (auto it = header.begin(); it != header.end(); ++it) {
+    if (it.key() == "__metadata__") continue;
+    const auto& info = it.value();
+    const std::string& name = it.key();
+    SafeTensor t;
+    try {
+      t.dtype = info.at("dtype").get<std::string>();
+      t.shape = info.at("shape").get<Shape>();
+      auto offsets = info.at("data_offsets").get<std::vector<uint64_t>>();
+      if (offsets.size() != 2 || offsets[0] > offsets[1]) fail(path, "tensor '" + name + "': bad data_offsets");
+      size_t item = dtype_size(t.dtype);
+      if (item == 0) fail(path, "tensor '" + name + "': unsupported dtype " + t.dtype);
+      auto n = static_cast<uint64_t>(element_count(t.shape));
+      if (offsets[1] - offsets[0] != n * item)
+        fail(path, "tensor '" + name + "': " + std::to_string(offsets[1] - offsets[0]) + " bytes for shape " +
+                       to_string(t.shape) + " of " + t.dtype);
+      if (offsets[1] > data_size)
+        fail(path, "truncated: tensor '" + name + "' needs bytes [" + std::to_string(offsets[0]) + ", " +
+                       std::to_string(offsets[1]) + ") of the data section, which has " + std::to_string(data_size));
+      const char* src = data + offsets[0];
+      if (t.dtype[0] == 'I') {
+        t.integers.resize(n);
+        for (uint64_t i = 0; i < n; ++i) {
+          if (item == 8) {
+            std::memcpy(&t.integers[i], src + 8 * i, 8);
+          } else {
+            int32_t v;
+            std::memcpy(&v, src + 4 * i, 4);
+            t.integers[i] = v;
+          }
+        }
+      } else {
+        t.values.resize(t.shape);
+        for (uint64_t i = 0; i < n; ++i) {
+          if (t.dtype == "F32") {
+            std::memcpy(&t.values.data[i], src + 4 * i, 4);
+          } else if (t.dtype == "F64") {
+            double v;
+            std::memcpy(&v, src + 8 * i, 8);
+            t.values.data[i] = static_cast<float>(v);
+          } else {
+            uint16_t h;
+            std::memcpy(&h, src + 2 * i, 2);
+            if (t.dtype == "F16") {
+              t.values.data[i] = half_to_float(h);
+            } else {
+              uint32_t bits = static_cast<uint32_t>(h) << 16;
+              std::memcpy(&t.values.data[i], &bits, 4);
+            }
+          }
+        }
+      }
+    } catch (const nlohmann::json::exception& e) {
+      fail(path, "tensor '" + name + "': malformed header entry (" + e.what() + ")");
+    }
+    out.emplace(name, std::move(t));
+  }
+  return out;
+}
+
+}  // namespace kinformer::models

@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""Train an Informer on an hourly ETT CSV on the CPU, the way the official exp_informer does (§6).
+
+Usage (Debian's python3, which has python3-torch):
+  /usr/bin/python3 tools/train_informer.py --data ../shared/data/ett/ETTh1.csv --features S \
+      --pred_len 24 --out models/weights/etth1_s_24 [--d_model 512 ... any main_informer.py arg]
+
+What follows §6 exactly: borders (train [0,8640), val [8640-seq_len,11520), test
+[11520-seq_len,14400)), a scaler fitted on the train rows only (population std), features S or M
+(target OT), decoder input = label_len true rows + zeros, MSE loss, Adam, lr halved every epoch
+(lradj type1), early stopping on the validation loss (patience), shuffled train/val loaders with
+drop_last, test loader batch 32 without shuffle and with drop_last, metrics on scaled data.
+The CSV is read by path and never copied (CC BY-ND).
+
+Writes <out>.safetensors (official state_dict names), <out>.json (config, main_informer.py names),
+<out>.scaler.json (train mean/std per used column) and <out>.metrics.json (test MSE/MAE).
+--max_minutes stops training after the epoch that crosses the limit (the best-validation weights
+are kept), so a run fits a machine shared with compile jobs.
+
+Configuration of the committed models/weights/etth1_s_{24,48}: features S, seq_len 96, label_len 48,
+d_model 64, n_heads 4, d_ff 256 (other hyper-parameters at the §1 defaults), learning_rate 5e-4,
+--max_minutes 11. Why: the paper's ETTh1-S setting (seq_len 720, label_len 168, d_model 512) takes
+~19 s per step on this 2-core machine; the small model trains an epoch in ~1.5 min (with OpenBLAS,
+unloaded). The higher learning rate suits the smaller model. Details: models/weights/README.md.
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference"))
+import informer_ref as ref  # noqa: E402
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", required=True, help="path of ETTh1.csv / ETTh2.csv")
+    p.add_argument("--out", required=True, help="output prefix")
+    p.add_argument("--features", default="S", choices=["S", "M"])
+    p.add_argument("--target", default="OT")
+    for key, value in ref.DEFAULT_CONFIG.items():
+        if key in ("enc_in", "dec_in", "c_out"):
+            continue
+        kind = (lambda s: s.lower() in ("1", "true", "yes")) if isinstance(value, bool) else type(value)
+        p.add_argument("--" + key, type=kind, default=value)
+    p.add_argument("--batch_size", type=int, default=32)
+    p.add_argument("--learning_rate", type=float, default=1e-4)
+    p.add_argument("--train_epochs", type=int, default=6)
+    p.add_argument("--patience", type=int, default=3)
+    p.add_argument("--max_minutes", type=float, default=0, help="0 = no limit")
+    p.add_argument("--seed", type=int, default=2021)
+    p.add_argument("--threads", type=int, default=2)
+    return p.parse_args()
+
+
+def batches(split, batch_size, shuffle, rng):
+    order = rng.permutation(len(split)) if shuffle else np.arange(len(split))
+    for b in range(len(split) // batch_size):  # drop_last=True everywhere (§6)
+        items = [split[i] for i in order[b * batch_size:(b + 1) * batch_size]]
+        yield [torch.from_numpy(np.stack(col)) for col in zip(*items)]
+
+
+def predict(model, cfg, batch):
+    x, y, xm, ym = batch
+    dec = ref.decoder_input(y, cfg["label_len"], cfg["pred_len"])
+    return model(x, xm, dec, ym), y[:, -cfg["pred_len"]:, :]
+
+
+def progress(prefix, done, total, loss, started):
+    width = 30
+    filled = int(width * done / max(total, 1))
+    rate = done / max(time.time() - started, 1e-9)
+    eta = (total - done) / max(rate, 1e-9)
+    sys.stderr.write("\r%s [%s%s] %d/%d loss %.4f %.1f it/s eta %ds " %
+                     (prefix, "#" * filled, "." * (width - filled), done, total, loss, rate, eta))
+    sys.stderr.flush()
+
+
+def evaluate(model, cfg, split, batch_size, rng=None, shuffle=False):
+    model.eval()
+    preds, trues = [], []
+    with torch.no_grad():
+        for batch in batches(split, batch_size, shuffle, rng):
+            p, t = predict(model, cfg, batch)
+            preds.append(p.numpy())
+            trues.append(t.numpy())
+    p, t = np.concatenate(preds), np.concatenate(trues)
+    return float(np.mean((p - t) ** 2)), float(np.mean(np.abs(p - t))), len(p)
+
+
+def main():
+    args = parse_args()
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng = np.random.default_rng(args.seed)
+    channels = 1 if args.features == "S" else 7
+    cfg = {k: getattr(args, k) for k in ref.DEFAULT_CONFIG if hasattr(args, k)}
+    cfg.update(enc_in=channels, dec_in=channels, c_out=channels)
+    if cfg["freq"] != "h":
+        sys.exit("train_informer: only hourly ETT files (freq h) are supported")
+    splits = {s: ref.EttSplit(args.data, s, cfg["seq_len"], cfg["label_len"], cfg["pred_len"],
+                              args.features, args.target) for s in ("train", "val", "test")}
+    model = ref.Informer(cfg)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate)
+    loss_fn = torch.nn.MSELoss()
+    best, best_state, bad_epochs, started = math.inf, None, 0, time.time()
+    steps = len(splits["train"]) // args.batch_size
+    print("config %s\nparameters %d, %d train windows, %d steps/epoch" %
+          (json.dumps(cfg), sum(p.numel() for p in model.parameters()), len(splits["train"]), steps))
+    epochs_run = 0
+    for epoch in range(1, args.train_epochs + 1):
+        model.train()
+        t0, losses = time.time(), []
+        for i, batch in enumerate(batches(splits["train"], args.batch_size, True, rng)):
+            optimizer.zero_grad()
+            p, t = predict(model, cfg, batch)
+            loss = loss_fn(p, t)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+            if i % 5 == 0 or i + 1 == steps:
+                progress("epoch %d" % epoch, i + 1, steps, float(np.mean(losses[-50:])), t0)
+        sys.stderr.write("\n")
+        val_loss = evaluate(model, cfg, splits["val"], args.batch_size, rng, shuffle=True)[0]
+        epochs_run = epoch
+        print("epoch %d: train loss %.5f, val loss %.5f, %.0f s" %
+              (epoch, np.mean(losses), val_loss, time.time() - t0), flush=True)
+        if val_loss < best:
+            best, bad_epochs = val_loss, 0
+            best_state = {k: v.clone() for k, v in model.state_dict().items()}
+        else:
+            bad_epochs += 1
+            if bad_epochs >= args.patience:
+                print("early stopping")
+                break
+        for group in optimizer.param_groups:  # lradj type1: lr0 * 0.5^epoch
+            group["lr"] = args.learning_rate * 0.5 ** epoch
+        if args.max_minutes and time.time() - started > args.max_minutes * 60:
+            print("stopping: --max_minutes %.1f reached" % args.max_minutes)
+            break
+    model.load_state_dict(best_state)
+    mse, mae, n = evaluate(model, cfg, splits["test"], 32)
+    minutes = (time.time() - started) / 60
+    print("test: mse %.4f mae %.4f over %d windows (drop_last), %.1f min" % (mse, mae, n, minutes))
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    ref.save_safetensors(args.out + ".safetensors", model.state_dict(),
+                         {"format": "pt", "source": "kinformer tools/train_informer.py"})
+    with open(args.out + ".json", "w") as f:
+        json.dump(cfg, f, indent=1)
+    train = splits["train"]
+    with open(args.out + ".scaler.json", "w") as f:
+        json.dump({"features": args.features, "target": args.target,
+                   "mean": train.mean.tolist(), "std": train.std.tolist()}, f, indent=1)
+    with open(args.out + ".metrics.json", "w") as f:
+        json.dump({"test_mse": mse, "test_mae": mae, "test_windows": n, "epochs": epochs_run,
+                   "best_val_loss": best, "minutes": minutes, "seed": args.seed,
+                   "threads": args.threads, "batch_size": args.batch_size,
+                   "learning_rate": args.learning_rate}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
