@@ -1,9 +1,8 @@
 // tests/actors/informer_fixture.hpp
 //
-// A deterministic CAF fixture for the informer's actor tests (caf-0.17.md §11):
-// the test_coordinator scheduler, a hidden scoped actor, and teardown that kills
-// everything spawned through it so a failed REQUIRE cannot leave the test binary
-// spinning in ~actor_system.
+// The informer's actor tests' fixture: tests/support/virtual_time.hpp's
+// deterministic actor system (caf-0.17.md §11) plus requests whose answers may
+// come later (parked pops).
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -13,52 +12,14 @@
 #include <utility>
 #include <vector>
 
-#include <caf/actor.hpp>
-#include <caf/actor_cast.hpp>
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 #include <caf/event_based_actor.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/scheduler/test_coordinator.hpp>
-#include <caf/scoped_actor.hpp>
-#include <caf/send.hpp>
 
-#include "actors/errors.hpp"
+#include "tests/support/virtual_time.hpp"
 
 namespace kinformer::testing {
 
-struct DeterministicFixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scoped_actor self;
-  caf::scheduler::test_coordinator& sched;
-  std::vector<caf::actor> spawned;
-
-  static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    c.set("scheduler.policy", caf::atom("testing"));
-    c.set("logger.inline-output", true);
-    actors::register_errors(c);
-    return c;
-  }
-
-  DeterministicFixture()
-      : sys(prepare(cfg)), self(sys, true), sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {}
-
-  ~DeterministicFixture() {
-    for (auto& hdl : spawned) caf::anon_send_exit(hdl, caf::exit_reason::kill);
-    sched.run();
-  }
-
-  /// Remembers `hdl` for teardown and returns it.
-  template <class Handle>
-  Handle track(Handle hdl) {
-    spawned.push_back(caf::actor_cast<caf::actor>(hdl));
-    return hdl;
-  }
-
-  /// Runs messages only (no timers).
-  void run() { sched.run(); }
-
+/// VirtualTimeFixture plus request helpers for actors that answer later.
+struct DeterministicFixture : VirtualTimeFixture {
   /// The answer to a request made by ask_later(), once it came.
   template <class T>
   struct Answer {

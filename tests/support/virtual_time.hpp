@@ -20,6 +20,8 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/errors.hpp"
+
 namespace kinformer::testing {
 
 class VirtualTimeFixture {
@@ -66,6 +68,7 @@ class VirtualTimeFixture {
   static caf::actor_system_config& prepare(caf::actor_system_config& c) {
     c.set("scheduler.policy", caf::atom("testing"));
     c.set("logger.inline-output", true);
+    actors::register_errors(c);
     return c;
   }
 
