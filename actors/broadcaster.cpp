@@ -185,31 +185,31 @@ BroadcasterActor::behavior_type broadcaster(BroadcasterActor::stateful_pointer<B
   });
   return {
       [=](upstream_atom, const CreditSinkActor& sink) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.set_upstream(self, sink);
       },
       [=](notify_atom, const NotificationBatchPtr& batch, const std::size_t& credit) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.distribute(self, batch, credit);
       },
       [=](synced_atom) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.options.status->distributed_synced = true;
       },
       [=](attach_atom, const RegistrationPtr& registration, const NotificationBatchPtr& replay) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.attach(self, registration, replay);
       },
       [=](detach_atom, const RegistrationId& id) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.detach(self, id);
       },
       [=](handled_atom, const RegistrationId& id) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.handled(self, id);
       },
       [=](drain_atom) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.draining = true;
         self->state.finish_drain(self);
       },

@@ -109,7 +109,7 @@ struct ControllerState {
       self->request(options.fifo, caf::infinite, synced_atom::value)
           .then(
               [=](const bool& yes) {
-                detail::taking_over();
+                const detail::HandlerScope handoff;
                 on_synced(self, yes);
               },
                 [=](caf::error&) { /* the pop below reports a dead FIFO */ });
@@ -117,11 +117,11 @@ struct ControllerState {
     self->request(options.fifo, caf::infinite, pop_atom::value, std::min(credit, options.max_batch))
         .then(
             [=](const PoppedBatchPtr& batch) {
-              detail::taking_over();
+              const detail::HandlerScope handoff;
               on_popped(self, *batch);
             },
               [=](caf::error& err) {
-                detail::taking_over();
+                const detail::HandlerScope handoff;
                 on_pop_failed(self, err);
               });
   }
@@ -160,7 +160,7 @@ struct ControllerState {
   }
 
   void attach(Self self, const RegistrationPtr& registration) {
-    detail::taking_over();
+    const detail::HandlerScope handoff;
     auto replay = std::make_shared<NotificationBatch>();
     replay->items = applier->snapshot();
     detail::handing_over();
@@ -181,13 +181,13 @@ ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<Cont
   self->send(st.options.downstream, upstream_atom::value, caf::actor_cast<CreditSinkActor>(self));
   return {
       [=](credit_atom, const std::size_t& n) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.credit += n;
         self->state.pull(self);
       },
       [=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); },
       [=](detach_atom, const RegistrationId& id) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         detail::handing_over();
         self->send(self->state.options.downstream, detach_atom::value, id);
       },

@@ -110,36 +110,29 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
       self->quit(msg.reason);
   });
   return {
-      // taking_over/handing_over: ThreadSanitizer annotations (actors/tsan.hpp)
+      // HandlerScope: ThreadSanitizer annotations (actors/tsan.hpp)
       [=](replace_atom, const ListSnapshotPtr& list) {
-        detail::taking_over();
-        auto depth = self->state.replace(self, *list);
-        detail::handing_over();
-        return depth;
+        const detail::HandlerScope handoff;
+        return self->state.replace(self, *list);
       },
       [=](deltas_atom, const WatchDeltasPtr& deltas) {
-        detail::taking_over();
-        auto depth = self->state.apply(self, *deltas);
-        detail::handing_over();
-        return depth;
+        const detail::HandlerScope handoff;
+        return self->state.apply(self, *deltas);
       },
       [=](resync_atom) {
-        detail::taking_over();
-        auto depth = self->state.resync(self);
-        detail::handing_over();
-        return depth;
+        const detail::HandlerScope handoff;
+        return self->state.resync(self);
       },
       [=](pop_atom, const std::size_t& max_n) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         return self->state.pop(self, max_n);
       },
       [=](synced_atom) {
-        detail::taking_over();
-        detail::handing_over();
+        const detail::HandlerScope handoff;
         return self->state.fifo.has_synced();
       },
       [=](shutdown_atom) {
-        detail::taking_over();
+        const detail::HandlerScope handoff;
         self->state.shutdown(self);
       },
   };

@@ -17,6 +17,7 @@
 
 #include "actors/errors.hpp"
 #include "actors/messages.hpp"
+#include "actors/tsan.hpp"
 
 namespace kinformer::actors {
 namespace {
@@ -390,9 +391,14 @@ struct ReflectorState {
   // Every producer call answers the FIFO's depth; a failure ends the cycle it belongs to.
   template <class... Ts>
   void ask_fifo(Ts&&... xs) {
+    detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
     self->request(options.fifo, caf::infinite, std::forward<Ts>(xs)...)
-        .then([self = self](std::size_t depth) { self->state.note_depth(depth); },
-              [self = self, gen = cycle](caf::error& e) { self->state.fifo_failed(gen, e); });
+        .then(
+            [self = self](std::size_t depth) {
+              const detail::HandlerScope handoff;
+              self->state.note_depth(depth);
+            },
+            [self = self, gen = cycle](caf::error& e) { self->state.fifo_failed(gen, e); });
   }
 
   void fifo_failed(std::uint64_t gen, const caf::error& error) {
@@ -410,8 +416,13 @@ struct ReflectorState {
   void on_poll(std::uint64_t gen) {
     if (gen != poll_gen || !paused) return;
     auto nothing = WatchDeltasPtr(std::make_shared<const WatchDeltas>());
+    detail::handing_over();
     self->request(options.fifo, caf::infinite, deltas_atom::value, std::move(nothing))
-        .then([self = self, gen](std::size_t depth) { self->state.on_polled_depth(gen, depth); },
+        .then(
+            [self = self, gen](std::size_t depth) {
+              const detail::HandlerScope handoff;
+              self->state.on_polled_depth(gen, depth);
+            },
               [self = self, cycle = cycle](caf::error& e) { self->state.fifo_failed(cycle, e); });
   }
 
@@ -445,7 +456,10 @@ struct ReflectorState {
   // From a ListWatch callback, on any thread; a quit reflector is simply gone.
   template <class... Ts>
   static void tell(const caf::weak_actor_ptr& weak, Ts&&... xs) {
-    if (auto strong = weak.lock()) caf::anon_send(caf::actor_cast<ReflectorImpl>(strong), std::forward<Ts>(xs)...);
+    if (auto strong = weak.lock()) {
+      detail::handing_over();  // the payload was built on the source's thread
+      caf::anon_send(caf::actor_cast<ReflectorImpl>(strong), std::forward<Ts>(xs)...);
+    }
   }
 
   Self self;
@@ -493,9 +507,19 @@ ReflectorImpl::behavior_type reflector(ReflectorImpl::stateful_pointer<Reflector
   st.list_and_watch();
   return {
       [=](last_rv_atom) { return self->state.last_sync_rv; },
-      [=](listed_atom, std::uint64_t gen, const ListReplyPtr& reply) { self->state.on_page(gen, *reply); },
-      [=](observe_atom, std::uint64_t gen, const WatchEventsPtr& events) { self->state.on_events(gen, *events); },
-      [=](closed_atom, std::uint64_t gen, const WatchClosedPtr& result) { self->state.on_closed(gen, *result); },
+      // HandlerScope: ThreadSanitizer annotations (actors/tsan.hpp)
+      [=](listed_atom, std::uint64_t gen, const ListReplyPtr& reply) {
+        const detail::HandlerScope handoff;
+        self->state.on_page(gen, *reply);
+      },
+      [=](observe_atom, std::uint64_t gen, const WatchEventsPtr& events) {
+        const detail::HandlerScope handoff;
+        self->state.on_events(gen, *events);
+      },
+      [=](closed_atom, std::uint64_t gen, const WatchClosedPtr& result) {
+        const detail::HandlerScope handoff;
+        self->state.on_closed(gen, *result);
+      },
       [=](retry_atom, std::uint64_t gen) { self->state.on_retry(gen); },
       [=](resync_due_atom, std::uint64_t gen) { self->state.on_resync_due(gen); },
       [=](poll_atom, std::uint64_t gen) { self->state.on_poll(gen); },

@@ -38,4 +38,15 @@ inline void taking_over() noexcept {
 #endif
 }
 
+/// Both ends of a handler: taking_over() now and handing_over() when it returns.
+/// CAF moves an actor between worker threads through atomics TSAN cannot see; this
+/// orders the actor's own state from one handler to the next, wherever they run.
+class HandlerScope {
+ public:
+  HandlerScope() noexcept { taking_over(); }
+  ~HandlerScope() { handing_over(); }
+  HandlerScope(const HandlerScope&) = delete;
+  HandlerScope& operator=(const HandlerScope&) = delete;
+};
+
 }  // namespace kinformer::actors::detail

@@ -18,6 +18,7 @@
 #include <caf/send.hpp>
 
 #include "runtime/memory_source.hpp"
+#include "tests/actors/live_fixture.hpp"
 #include "tests/support/fake_fifo.hpp"
 #include "tests/support/objects.hpp"
 #include "tests/support/virtual_time.hpp"
@@ -673,17 +674,8 @@ TEST_CASE_METHOD(ReflectorFixture, "callbacks of a watch that was replaced are i
 
 TEST_CASE("on worker threads the reflector follows changes made from another thread, and stops its watch on exit",
           "[reflector][actor][threads]") {
-#if defined(__SANITIZE_THREAD__)
-  // Debian's libcaf_core is not instrumented: TSan cannot see the hand-off of an actor
-  // between worker threads and reports every migration as a race (checked: all 127
-  // reports of this test were of that kind). MemorySource's own threading is checked
-  // under TSan in runtime_tests ("changes from several threads ...").
-  WARN("skipped under ThreadSanitizer: uninstrumented CAF reports actor migrations as races");
-  return;
-#endif
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  caf::actor_system sys{cfg};
+  caf::actor_system sys{testing::LiveFixture::prepare(cfg)};  // the TSAN-visible scheduler under TSAN
   auto source = std::make_shared<MemorySource>();
   auto log = std::make_shared<testing::FifoLog>();
   auto fifo = sys.spawn(testing::fake_fifo, log);

@@ -19,6 +19,7 @@
 #include "actors/delta_fifo.hpp"
 #include "actors/errors.hpp"
 #include "actors/messages.hpp"
+#include "actors/tsan.hpp"
 
 namespace kinformer::testing {
 
@@ -104,8 +105,15 @@ class FifoLog {
 inline actors::DeltaFIFOActor::behavior_type fake_fifo(actors::DeltaFIFOActor::pointer self,
                                                        std::shared_ptr<FifoLog> log) {
   return {
-      [=](actors::replace_atom, const actors::ListSnapshotPtr& s) { return log->record({"replace", s, nullptr}); },
-      [=](actors::deltas_atom, const actors::WatchDeltasPtr& d) { return log->record({"deltas", nullptr, d}); },
+      // HandlerScope: ThreadSanitizer annotations, as in the real FIFO (actors/tsan.hpp)
+      [=](actors::replace_atom, const actors::ListSnapshotPtr& s) {
+        const actors::detail::HandlerScope handoff;
+        return log->record({"replace", s, nullptr});
+      },
+      [=](actors::deltas_atom, const actors::WatchDeltasPtr& d) {
+        const actors::detail::HandlerScope handoff;
+        return log->record({"deltas", nullptr, d});
+      },
       [=](actors::resync_atom) -> caf::result<std::size_t> {
         if (auto failure = log->take_resync_failure()) return actors::to_caf_error(*failure);
         return log->record({"resync", nullptr, nullptr});
