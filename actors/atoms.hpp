@@ -18,6 +18,7 @@ using resync_atom = caf::atom_constant<caf::atom("resync")>;      // periodic re
 using pop_atom = caf::atom_constant<caf::atom("pop")>;            // pull up to n keys
 using synced_atom = caf::atom_constant<caf::atom("synced")>;      // has_synced()?
 using shutdown_atom = caf::atom_constant<caf::atom("shutdown")>;  // close and drain
+using depth_atom = caf::atom_constant<caf::atom("depth")>;        // queue depth, no side effect
 
 // Reflector: the public query, then what it sends itself (callbacks turned into
 // messages, timers); each private message carries a generation.

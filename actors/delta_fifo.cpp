@@ -131,6 +131,7 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
         const detail::HandlerScope handoff;
         return self->state.fifo.has_synced();
       },
+      [=](depth_atom) { return self->state.fifo.size(); },
       [=](shutdown_atom) {
         const detail::HandlerScope handoff;
         self->state.shutdown(self);

@@ -36,6 +36,7 @@ using DeltaFIFOActor = caf::typed_actor<
     caf::replies_to<resync_atom>::with<std::size_t>,                    // -> queue depth
     caf::replies_to<pop_atom, std::size_t>::with<PoppedBatchPtr>,
     caf::replies_to<synced_atom>::with<bool>,
+    caf::replies_to<depth_atom>::with<std::size_t>,  // what a paused producer polls
     caf::reacts_to<shutdown_atom>>;
 
 /// Spawns the actor around a DeltaFIFO built with `options`.

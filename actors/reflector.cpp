@@ -415,9 +415,7 @@ struct ReflectorState {
 
   void on_poll(std::uint64_t gen) {
     if (gen != poll_gen || !paused) return;
-    auto nothing = WatchDeltasPtr(std::make_shared<const WatchDeltas>());
-    detail::handing_over();
-    self->request(options.fifo, caf::infinite, deltas_atom::value, std::move(nothing))
+    self->request(options.fifo, caf::infinite, depth_atom::value)
         .then(
             [self = self, gen](std::size_t depth) {
               const detail::HandlerScope handoff;

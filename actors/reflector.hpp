@@ -33,7 +33,7 @@
 //     the FIFO is asked to resync.
 //   * Back-pressure: when a FIFO reply reports a depth above high_water_mark the
 //     watch is paused (ListWatch Watch::pause); every pause_poll the reflector
-//     sends the FIFO an empty deltas batch to read its depth and resumes at or
+//     asks the FIFO its depth (depth_atom) and resumes at or
 //     below half the mark.
 //   * use_watch_list: the cycle starts with a watch-list at the last RV ("" at
 //     first or after 410); its ADDED events are collected and replace()d when the

@@ -49,6 +49,18 @@ TEST_CASE_METHOD(FifoFixture, "producers get the queue depth back", "[delta_fifo
   CHECK(send_deltas({{DeltaType::updated, pod("a", "3")}}) == 2);
 }
 
+TEST_CASE_METHOD(FifoFixture, "a depth query reports the queue length and changes nothing", "[delta_fifo][actor]") {
+  CHECK(ask<std::size_t>(fifo, actors::depth_atom::value) == 0);
+  send_deltas({{DeltaType::added, pod("a", "1")}, {DeltaType::added, pod("b", "2")}});
+  CHECK(ask<std::size_t>(fifo, actors::depth_atom::value) == 2);
+  CHECK(ask<std::size_t>(fifo, actors::depth_atom::value) == 2);
+  CHECK(ask<bool>(fifo, actors::synced_atom::value));  // watch deltas populate the FIFO (item 14)
+  auto p = pop(10);
+  REQUIRE(p->value.has_value());
+  CHECK((*p->value)->size() == 2);
+  CHECK(ask<std::size_t>(fifo, actors::depth_atom::value) == 0);
+}
+
 TEST_CASE_METHOD(FifoFixture, "a pop on an empty FIFO is answered when something arrives", "[delta_fifo][actor]") {
   auto p = pop(10);
   REQUIRE_FALSE(p->answered());

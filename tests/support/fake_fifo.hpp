@@ -27,7 +27,7 @@ namespace kinformer::testing {
 class FifoLog {
  public:
   struct Call {
-    std::string what;  // "replace", "deltas" or "resync"
+    std::string what;  // "replace", "deltas", "resync" or "depth"
     actors::ListSnapshotPtr snapshot;  // replace
     actors::WatchDeltasPtr deltas;     // deltas
   };
@@ -36,11 +36,11 @@ class FifoLog {
     std::lock_guard lock(mu_);
     return calls_;
   }
-  /// Calls of one kind, e.g. count("replace"); empty deltas batches (depth polls) not counted.
+  /// Calls of one kind, e.g. count("replace").
   std::size_t count(const std::string& what) const {
     std::lock_guard lock(mu_);
     std::size_t n = 0;
-    for (const auto& c : calls_) n += c.what == what && !(c.deltas && c.deltas->empty()) ? 1 : 0;
+    for (const auto& c : calls_) n += c.what == what ? 1 : 0;
     return n;
   }
   /// Every delta received, in order, as "added foo", "updated foo", "deleted foo".
@@ -66,12 +66,8 @@ class FifoLog {
     }
     return "";
   }
-  std::size_t polls() const {
-    std::lock_guard lock(mu_);
-    std::size_t n = 0;
-    for (const auto& c : calls_) n += c.deltas && c.deltas->empty() ? 1 : 0;
-    return n;
-  }
+  /// How often the depth was asked for (a paused producer's polls).
+  std::size_t polls() const { return count("depth"); }
 
   void set_depth(std::size_t depth) {
     std::lock_guard lock(mu_);
@@ -120,6 +116,7 @@ inline actors::DeltaFIFOActor::behavior_type fake_fifo(actors::DeltaFIFOActor::p
       },
       [=](actors::pop_atom, std::size_t) { return actors::PoppedBatchPtr(std::make_shared<actors::PoppedBatch>()); },
       [=](actors::synced_atom) { return false; },
+      [=](actors::depth_atom) { return log->record({"depth", nullptr, nullptr}); },
       [=](actors::shutdown_atom) { self->quit(); },
   };
 }
