@@ -1,6 +1,6 @@
 #include "actors/broadcaster.hpp"
 
-#include "actors/tsan.hpp"
+#include "actors/every_actor.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -179,10 +179,7 @@ BroadcasterActor::behavior_type broadcaster(BroadcasterActor::stateful_pointer<B
   self->state.options = std::move(options);
   if (self->state.options.handler_window == 0) self->state.options.handler_window = 1;
   self->set_down_handler([=](caf::down_msg& msg) { self->state.handler_down(self, msg); });
-  self->set_exit_handler([=](caf::exit_msg& msg) {
-    if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
-      self->quit(msg.reason);
-  });
+  self->set_exit_handler(ignore_graceful_exits(self));
   return {
       [=](upstream_atom, const CreditSinkActor& sink) {
         const detail::HandlerScope handoff;

@@ -8,7 +8,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/tsan.hpp"
+#include "actors/every_actor.hpp"
 
 namespace kinformer::actors {
 
