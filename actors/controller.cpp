@@ -1,16 +1,15 @@
 #include "actors/controller.hpp"
 
 #include <algorithm>
-#include <iostream>
-#include <utility>
-
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
-#include <caf/system_messages.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <iostream>
+#include <utility>
 
 #include "actors/errors.hpp"
 #include "actors/every_actor.hpp"
@@ -92,7 +91,7 @@ namespace {
 struct ControllerState {
   ControllerOptions options;
   std::unique_ptr<DeltaApplier> applier;
-  std::size_t credit = 0;  // keys the broadcaster still accepts
+  std::size_t credit = 0;  // keys the Processor still accepts
   bool popping = false;    // a pop is in flight
   bool synced = false;     // the FIFO said so after our last applied pop
   bool done = false;       // the FIFO is closed and drained
@@ -123,7 +122,8 @@ struct ControllerState {
       for (const auto& popped : batch) applier->apply(popped, out->items);
       credit -= std::min(credit, batch.size());
       options.status->notifications += out->items.size();
-      send_over(self, options.downstream, notify_atom::value, NotificationBatchPtr{std::move(out)}, batch.size());
+      send_over(self, options.downstream, notify_atom::value, NotificationBatchPtr{std::move(out)},
+                batch.size());
     }
     pull(self);
   }
@@ -135,7 +135,7 @@ struct ControllerState {
     send_over(self, options.downstream, synced_atom::value);
   }
 
-  /// Step 3: the FIFO is closed and drained (or gone): let the broadcaster finish.
+  /// Step 3: the FIFO is closed and drained (or gone): let the Processor finish.
   void on_pop_failed(Self self, const caf::error& err) {
     popping = false;
     done = true;
@@ -153,10 +153,24 @@ struct ControllerState {
   void attach(Self self, const RegistrationPtr& registration) {
     auto replay = std::make_shared<NotificationBatch>();
     replay->items = applier->snapshot();
-    send_over(self, options.downstream, attach_atom::value, registration, NotificationBatchPtr{std::move(replay)});
+    send_over(self, options.downstream, attach_atom::value, registration,
+              NotificationBatchPtr{std::move(replay)});
   }
 
-  void forward_detach(Self self, RegistrationId id) { send_over(self, options.downstream, detach_atom::value, id); }
+  void forward_detach(Self self, RegistrationId id) {
+    send_over(self, options.downstream, detach_atom::value, id);
+  }
+
+  void forward_swap(Self self, const RegistrationPtr& registration) {
+    send_over(self, options.downstream, swap_atom::value, registration);
+  }
+
+  void resync(Self self) {
+    detail::handing_over();
+    self->request(options.fifo, caf::infinite, resync_atom::value)
+        .then([](std::size_t) { /* the depth is the Reflector's business */ },
+              [](caf::error&) { /* a closed FIFO: shutting down */ });
+  }
 };
 
 ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<ControllerState> self,
@@ -165,11 +179,16 @@ ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<Cont
   st.applier = std::make_unique<DeltaApplier>(options.indexer, options.decoder);
   st.options = std::move(options);
   self->set_exit_handler(ignore_graceful_exits(self));
-  send_over(self, st.options.downstream, upstream_atom::value, caf::actor_cast<CreditSinkActor>(self));
+  send_over(self, st.options.downstream, upstream_atom::value, caf::actor_cast<ProcessorUpstream>(self));
   return {
       handed_off([=](credit_atom, const std::size_t& n) { self->state.add_credit(self, n); }),
-      handed_off([=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); }),
+      handed_off(
+          [=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); }),
+      handed_off([=](resync_atom) { self->state.resync(self); }),
       handed_off([=](detach_atom, const RegistrationId& id) { self->state.forward_detach(self, id); }),
+      handed_off([=](swap_atom, const RegistrationPtr& registration) {
+        self->state.forward_swap(self, registration);
+      }),
   };
 }
 

@@ -1,14 +1,13 @@
 #include "actors/delta_fifo.hpp"
 
-#include <deque>
-#include <utility>
-
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
-#include <caf/system_messages.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
+#include <deque>
+#include <utility>
 
 #include "actors/errors.hpp"
 #include "actors/every_actor.hpp"
@@ -25,8 +24,8 @@ struct ParkedPop {
 
 struct FifoState {
   DeltaFIFO fifo;
-  std::deque<ParkedPop> parked;  // pops that found the queue empty, oldest first
-  bool answered_synced = false;  // a pop has been answered since the FIFO became synced
+  std::deque<ParkedPop> parked;    // pops that found the queue empty, oldest first
+  bool answered_synced = false;    // a pop has been answered since the FIFO became synced
   std::size_t dropped_events = 0;  // watch events the transformer rejected
 
   using Self = DeltaFIFOActor::stateful_pointer<FifoState>;
@@ -42,9 +41,15 @@ struct FifoState {
     for (const auto& delta : deltas) {
       Result<void> done;
       switch (delta.type) {
-        case DeltaType::added: done = fifo.add(delta.object); break;
-        case DeltaType::deleted: done = fifo.delete_object(delta.object); break;
-        default: done = fifo.update(delta.object); break;
+        case DeltaType::added:
+          done = fifo.add(delta.object);
+          break;
+        case DeltaType::deleted:
+          done = fifo.delete_object(delta.object);
+          break;
+        default:
+          done = fifo.update(delta.object);
+          break;
       }
       if (!done) ++dropped_events;  // client-go logs and drops the event (§7.10)
     }
