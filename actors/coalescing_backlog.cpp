@@ -12,8 +12,11 @@ int initial(const Notification& n) {
 }  // namespace
 
 int CoalescingBacklog::push(const Notification& n) {
-  auto [it, inserted] = pending_.try_emplace(std::string(n.key()));
-  if (inserted) order_.push_back(it->first);
+  auto it = pending_.find(n.key());
+  if (it == pending_.end()) {
+    order_.emplace_back(n.key());
+    it = pending_.emplace(std::string_view(order_.back()), Pending{}).first;
+  }
   auto& p = it->second;
   switch (n.type) {
     case NotificationType::deleted: {
@@ -68,7 +71,7 @@ std::optional<Notification> CoalescingBacklog::pop() {
     }
     if (!p.deleted && !p.current) {
       pending_.erase(it);
-      order_.pop_front();
+      order_.pop_front();  // after the erase: the map's key views this string
     }
     if (out) {
       --size_;

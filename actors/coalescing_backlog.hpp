@@ -22,6 +22,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "actors/notification.hpp"
@@ -51,8 +52,9 @@ class CoalescingBacklog {
 
   // key → what waits; a key is in order_ iff it is in pending_ (an entry whose
   // notifications collapsed keeps its place until popped, so churn on one key
-  // never grows order_).
-  std::unordered_map<std::string, Pending> pending_;
+  // never grows order_). pending_'s keys view the strings in order_, which a
+  // deque never moves on push_back / pop_front: a lookup allocates nothing.
+  std::unordered_map<std::string_view, Pending> pending_;
   std::deque<std::string> order_;
   std::size_t size_ = 0;  // notifications in pending_
 };
