@@ -3,8 +3,13 @@
 #include <cmath>
 
 #include "models/model_error.hpp"
-#include "models/onednn_backend.hpp"
 #include "models/reference_backend.hpp"
+#ifdef KINFORMER_HAVE_ONEDNN
+#include "models/onednn_backend.hpp"
+#endif
+#ifdef KINFORMER_HAVE_CUDA
+#include "models/cuda/cuda_backend.hpp"
+#endif
 
 namespace kinformer::models {
 namespace {
@@ -54,15 +59,78 @@ void validate_input(const InformerConfig& c, const ForecastInput& in) {
                      std::to_string(c.pred_len));
 }
 
-std::unique_ptr<Backend> make_backend(std::string_view name, const InformerConfig& config,
-                                      std::shared_ptr<const InformerWeights> weights) {
-  if (name == "reference") return std::make_unique<ReferenceBackend>(config, std::move(weights));
-  if (name == "onednn") return std::make_unique<OneDnnBackend>(config, std::move(weights));
-  if (name == "cuda")
-    throw ModelError("backend 'cuda' is not available in this build (no CUDA backend is implemented yet; use reference or onednn)");
-  throw ModelError("unknown backend '" + std::string(name) + "' (available: reference, onednn)");
+Precision parse_precision(std::string_view text) {
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
+    if (text == to_string(p)) return p;
+  throw ModelError("unknown precision '" + std::string(text) + "' (fp32, tf32, fp16 or bf16)");
 }
 
-std::vector<std::string> available_backends() { return {"reference", "onednn"}; }
+const char* to_string(Precision precision) {
+  switch (precision) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+  }
+  return "?";
+}
+
+std::unique_ptr<Backend> make_backend(std::string_view requested, const InformerConfig& config,
+                                      std::shared_ptr<const InformerWeights> weights, const BackendOptions& options) {
+  const std::string name = resolve_backend_name(requested);
+  if (name == "reference") return std::make_unique<ReferenceBackend>(config, std::move(weights));
+  if (name == "onednn") {
+#ifdef KINFORMER_HAVE_ONEDNN
+    return std::make_unique<OneDnnBackend>(config, std::move(weights));
+#else
+    throw BackendUnavailable("backend 'onednn' is not available: this build has no oneDNN (KINFORMER_MODELS_ONLY)");
+#endif
+  }
+  if (name == "cuda") {
+    std::string why;
+    if (!cuda_device_available(&why)) throw BackendUnavailable("backend 'cuda' is not available: " + why);
+#ifdef KINFORMER_HAVE_CUDA
+    return std::make_unique<CudaBackend>(config, std::move(weights), options);
+#endif
+  }
+  (void)options;
+  std::string names;
+  for (const auto& n : available_backends()) names += (names.empty() ? "" : ", ") + n;
+  throw ModelError("unknown backend '" + name + "' (available: " + names + ", auto)");
+}
+
+std::vector<std::string> available_backends() {
+  std::vector<std::string> names{"reference"};
+#ifdef KINFORMER_HAVE_ONEDNN
+  names.push_back("onednn");
+#endif
+#ifdef KINFORMER_HAVE_CUDA
+  names.push_back("cuda");
+#endif
+  return names;
+}
+
+bool cuda_device_available(std::string* why) {
+#ifdef KINFORMER_HAVE_CUDA
+  return cuda::device_available(why);
+#else
+  if (why) *why = "this build has no CUDA backend (configure with -DKINFORMER_CUDA=ON where nvcc, cuDNN and cuBLAS are installed)";
+  return false;
+#endif
+}
+
+std::string resolve_backend_name(std::string_view name, std::string* note) {
+  if (note) note->clear();
+  if (name != "auto") return std::string(name);
+  std::string why;
+  if (cuda_device_available(&why)) return "cuda";
+#ifdef KINFORMER_HAVE_ONEDNN
+  const std::string fallback = "onednn";
+#else
+  const std::string fallback = "reference";  // a KINFORMER_MODELS_ONLY build without oneDNN
+#endif
+  if (note) *note = "backend auto: using " + fallback + " (cuda: " + why + ")";
+  return fallback;
+}
 
 }  // namespace kinformer::models

@@ -17,8 +17,11 @@
 //     tools/reference/make_goldens.py (enc_embedding, enc_layer<i>, enc_distil<i>,
 //     enc_out, dec_embedding, dec_layer<i>, dec_out, output).
 // Threading: one forecast at a time per Backend object (backends keep scratch).
-// Errors: ModelError; make_backend throws ModelError "... not available in this
-// build" for a backend that was not compiled in (never falls back to another).
+// Errors: ModelError; make_backend throws BackendUnavailable ("... not available in
+// this build", or "... no usable CUDA device: <why>") for a backend that was not
+// compiled in or has no device (never falls back to another). Only the name "auto"
+// chooses: cuda when cuda_device_available(), else onednn (resolve_backend_name).
+// oneDNN is compiled in except in KINFORMER_MODELS_ONLY builds that lack it.
 #pragma once
 
 #include <map>
@@ -72,11 +75,42 @@ class Backend {
 /// Throws ModelError when a shape or a value of `in` is not what `config` accepts.
 void validate_input(const InformerConfig& config, const ForecastInput& in);
 
-/// "reference", "onednn" or "cuda"; ModelError for an unknown or unavailable one.
-std::unique_ptr<Backend> make_backend(std::string_view name, const InformerConfig& config,
-                                      std::shared_ptr<const InformerWeights> weights);
+/// Arithmetic of the CUDA backend's matrix products (informer-model.md §9.13).
+enum class Precision {
+  fp32,  // strict fp32 (TF32 off): the default, within 1e-4 of the reference
+  tf32,  // fp32 operands rounded to TF32 on tensor cores
+  fp16,  // weight products with fp16 operands on tensor cores, fp32 accumulation and activations
+  bf16,  // the same with bf16 operands
+};
 
-/// The names make_backend accepts in this build.
+/// "fp32", "tf32", "fp16", "bf16"; ModelError for anything else.
+Precision parse_precision(std::string_view text);
+const char* to_string(Precision precision);
+
+/// Options of the engines that have any (today: cuda). Every field has a default.
+struct BackendOptions {
+  Precision precision = Precision::fp32;
+  bool cuda_graphs = true;  // capture each shape's forward pass once and replay it (launch overhead)
+  int cuda_device = 0;      // CUDA device ordinal; one backend = one stream on it
+};
+
+/// "reference", "onednn", "cuda" or "auto"; ModelError for an unknown name,
+/// BackendUnavailable for one that is not built or has no device here.
+std::unique_ptr<Backend> make_backend(std::string_view name, const InformerConfig& config,
+                                      std::shared_ptr<const InformerWeights> weights,
+                                      const BackendOptions& options = {});
+
+/// The names make_backend accepts in this build ("cuda" when compiled in, device or not).
 std::vector<std::string> available_backends();
+
+/// True when this build has the CUDA backend and a device it can run on (sm_90 or
+/// newer, a working driver). Never throws and prints nothing; *why (when not null)
+/// gets the reason on false. Probes once per process.
+bool cuda_device_available(std::string* why = nullptr);
+
+/// "auto" -> "cuda" when cuda_device_available(), else "onednn" ("reference" in a
+/// build without oneDNN); *note then says why, for the caller to log once. Any other
+/// name is returned unchanged with an empty note.
+std::string resolve_backend_name(std::string_view name, std::string* note = nullptr);
 
 }  // namespace kinformer::models
