@@ -4,7 +4,8 @@
 // samples/s; progress on stderr. The slow reference backend gets fewer runs at
 // large sizes (runs < 5 is then marked with "note").
 //
-// usage: bench_model [--backend onednn|reference|cuda|all] [--seq-lens 96,192,336,720]
+// usage: bench_model [--backend onednn|reference|cuda|all (default: what can run here)] [--seq-lens
+// 96,192,336,720]
 //                    [--batches 1,32,64] [--runs 5]
 //                    [--precisions fp32,tf32,fp16,bf16] [--graphs on|off|both] [--accuracy on]
 // cuda: one line per (precision, graphs) as well; --accuracy on adds, per seq_len and
@@ -118,8 +119,8 @@ void print_accuracy(const models::InformerConfig& config,
         "{\"bench\":\"accuracy\",\"backend\":\"cuda\",\"precision\":\"%s\",\"seq_len\":%d,\"batch\":%d,"
         "\"vs\":\"reference\",\"scaled_max_err_fixed_selection\":%.3g,\"scaled_max_err_own_selection\":%.3g}"
         "\n",
-        models::to_string(options.precision), seq_len, batch, scaled_difference(out_fixed, ref_fixed),
-        scaled_difference(out_own, ref_own));
+        std::string(models::to_string(options.precision)).c_str(), seq_len, batch,
+        scaled_difference(out_fixed, ref_fixed), scaled_difference(out_own, ref_own));
     std::fflush(stdout);
   }
 }
@@ -154,9 +155,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::vector<std::string> backends = backend_arg == "all"
-                                          ? std::vector<std::string>{"onednn", "reference", "cuda"}
-                                          : std::vector<std::string>{backend_arg};
+  // "all": every backend that can run here (cuda only with a usable device).
+  std::vector<std::string> backends =
+      backend_arg == "all" ? models::available_backends() : std::vector<std::string>{backend_arg};
   // Every (precision, graphs) variant; only the cuda backend has more than one.
   std::vector<models::BackendOptions> cuda_variants;
   try {
@@ -219,10 +220,11 @@ int main(int argc, char** argv) {
         status = 3;
         break;
       }
-      const std::string extra =
-          name != "cuda" ? std::string()
-                         : std::string(",\"precision\":\"") + models::to_string(options.precision) +
-                               "\",\"graphs\":" + (options.cuda_graphs ? "true" : "false");
+      const std::string extra = name != "cuda"
+                                    ? std::string()
+                                    : std::string(",\"precision\":\"") +
+                                          std::string(models::to_string(options.precision)) +
+                                          "\",\"graphs\":" + (options.cuda_graphs ? "true" : "false");
       for (int seq_len : seq_lens)
         for (int batch : batches) {
           const Inputs in = make_inputs(config, batch, seq_len, rng);

@@ -38,6 +38,7 @@ if [ "${1:-}" = "--stage" ]; then
   mkdir -p .gpu-deps/include .gpu-deps/lib/cmake .gpu-deps/share/cmake
   cp -r /usr/include/catch2 /usr/include/nlohmann .gpu-deps/include/
   cp -r /usr/lib/cmake/Catch2 .gpu-deps/lib/cmake/
+  cp /usr/lib/libCatch2WithMain.a .gpu-deps/lib/  # Catch2's CMake config checks it exists (never linked)
   cp -r /usr/share/cmake/nlohmann_json .gpu-deps/share/cmake/
   du -sh .gpu-deps >&2
   echo "staged .gpu-deps: run bench/gpu_check.sh on the GPU machine with carry [\".gpu-deps\"]" >&2
@@ -54,7 +55,13 @@ out_dir=${OUT:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export OMP_WAIT_POLICY=PASSIVE PYTHONUNBUFFERED=1
-python=$(command -v python3 || true)
+# The first python3 that imports torch (on the GPU image: the plain python3; on the Debian box:
+# /usr/bin/python3), else the first that exists. PYTHON=... overrides.
+python=""
+for candidate in ${PYTHON:-} "$(command -v python3 || true)" /usr/bin/python3; do
+  if [ -x "$candidate" ] && "$candidate" -c 'import torch' 2>/dev/null; then python=$candidate; break; fi
+done
+if [ -z "$python" ]; then python=$(command -v python3 || true); fi
 
 emit() {  # one JSON line to stdout (and $OUT/gpu_check.jsonl)
   echo "$1"
@@ -151,6 +158,10 @@ grep -E "scaled max error|skipped:|FAILED|passed|failed" "$(log_to tests.log)" |
 skips=$(grep -c "skipped:" "$(log_to tests.log)")
 summary=$(grep -E "^(All tests passed|test cases:)" "$(log_to tests.log)" | tail -1)
 tests_status=$([ $tests_rc -eq 0 ] && echo passed || echo failed)
+if [ -n "$gpu" ] && [ "$skips" -gt 0 ]; then
+  tests_status=failed  # nvidia-smi sees a GPU, yet the backend said it cannot run: that is the finding
+  note "a GPU is present but $skips CUDA tests skipped (see the 'skipped:' reasons above)"
+fi
 emit "{\"bench\":\"gpu_tests\",\"filter\":\"$filter\",\"status\":\"$tests_status\",\"rc\":$tests_rc,\"skipped_tests\":$skips,\"seconds\":$(($(now) - t0)),\"summary\":\"$(json_str "$summary")\"}"
 
 # -- 3. bench_model on CUDA --------------------------------------------------------------------------

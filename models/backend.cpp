@@ -20,9 +20,11 @@ void check_tensor(const char* name, const Tensor& t, int64_t batch, int64_t leng
     throw ModelError(std::string("input ") + name + ": shape " + to_string(t.shape) + " " + why);
   };
   if (t.shape.size() != 3) expect("is not [B, L, C]");
-  if (batch >= 0 && t.shape[0] != batch) expect("has a different batch size than x_enc (" + std::to_string(batch) + ")");
+  if (batch >= 0 && t.shape[0] != batch)
+    expect("has a different batch size than x_enc (" + std::to_string(batch) + ")");
   if (length >= 0 && t.shape[1] != length) expect("must have length " + std::to_string(length));
-  if (t.shape[2] != channels) expect("needs " + std::to_string(channels) + " channels (" + channel_name + ")");
+  if (t.shape[2] != channels)
+    expect("needs " + std::to_string(channels) + " channels (" + channel_name + ")");
   if (t.shape[0] < 1 || t.shape[1] < 1) expect("is empty");
   if (t.shape[1] > 5000) expect("is longer than the positional table (5000)");
   if (static_cast<int64_t>(t.data.size()) != element_count(t.shape)) expect("does not match its data size");
@@ -30,8 +32,9 @@ void check_tensor(const char* name, const Tensor& t, int64_t batch, int64_t leng
     if (!std::isfinite(t.data[i])) {
       auto c = static_cast<int64_t>(i) % t.shape[2], l = static_cast<int64_t>(i) / t.shape[2] % t.shape[1],
            b = static_cast<int64_t>(i) / t.shape[2] / t.shape[1];
-      throw ModelError(std::string("input ") + name + " has a non-finite value (" + std::to_string(t.data[i]) + ") at [" +
-                       std::to_string(b) + ", " + std::to_string(l) + ", " + std::to_string(c) + "]");
+      throw ModelError(std::string("input ") + name + " has a non-finite value (" +
+                       std::to_string(t.data[i]) + ") at [" + std::to_string(b) + ", " + std::to_string(l) +
+                       ", " + std::to_string(c) + "]");
     }
 }
 
@@ -53,10 +56,25 @@ void validate_input(const InformerConfig& c, const ForecastInput& in) {
   const int64_t b = in.x_enc.shape[0], l_enc = in.x_enc.shape[1];
   check_tensor("x_mark_enc", in.x_mark_enc, b, l_enc, c.time_features(), "time features of the freq");
   check_tensor("x_dec", in.x_dec, b, -1, c.dec_in, "dec_in");
-  check_tensor("x_mark_dec", in.x_mark_dec, b, in.x_dec.shape[1], c.time_features(), "time features of the freq");
+  check_tensor("x_mark_dec", in.x_mark_dec, b, in.x_dec.shape[1], c.time_features(),
+               "time features of the freq");
   if (in.x_dec.shape[1] < c.pred_len)
-    throw ModelError("input x_dec: length " + std::to_string(in.x_dec.shape[1]) + " is shorter than pred_len " +
-                     std::to_string(c.pred_len));
+    throw ModelError("input x_dec: length " + std::to_string(in.x_dec.shape[1]) +
+                     " is shorter than pred_len " + std::to_string(c.pred_len));
+}
+
+std::string_view to_string(Precision precision) {
+  switch (precision) {
+    case Precision::fp32:
+      return "fp32";
+    case Precision::tf32:
+      return "tf32";
+    case Precision::fp16:
+      return "fp16";
+    case Precision::bf16:
+      return "bf16";
+  }
+  return "?";
 }
 
 Precision parse_precision(std::string_view text) {
@@ -65,25 +83,20 @@ Precision parse_precision(std::string_view text) {
   throw ModelError("unknown precision '" + std::string(text) + "' (fp32, tf32, fp16 or bf16)");
 }
 
-const char* to_string(Precision precision) {
-  switch (precision) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-  }
-  return "?";
-}
-
 std::unique_ptr<Backend> make_backend(std::string_view requested, const InformerConfig& config,
-                                      std::shared_ptr<const InformerWeights> weights, const BackendOptions& options) {
-  const std::string name = resolve_backend_name(requested);
+                                      std::shared_ptr<const InformerWeights> weights,
+                                      BackendOptions options) {
+  const std::string name = requested == "auto" ? preferred_backend() : std::string(requested);
+  if (options.precision != Precision::fp32 && (name == "reference" || name == "onednn"))
+    throw ModelError("precision " + std::string(to_string(options.precision)) +
+                     " is not implemented by the '" + name + "' backend (only cuda has tf32, fp16 and bf16)");
   if (name == "reference") return std::make_unique<ReferenceBackend>(config, std::move(weights));
   if (name == "onednn") {
 #ifdef KINFORMER_HAVE_ONEDNN
     return std::make_unique<OneDnnBackend>(config, std::move(weights));
 #else
-    throw BackendUnavailable("backend 'onednn' is not available: this build has no oneDNN (KINFORMER_MODELS_ONLY)");
+    throw BackendUnavailable(
+        "backend 'onednn' is not available: this build has no oneDNN (KINFORMER_MODELS_ONLY)");
 #endif
   }
   if (name == "cuda") {
@@ -93,10 +106,7 @@ std::unique_ptr<Backend> make_backend(std::string_view requested, const Informer
     return std::make_unique<CudaBackend>(config, std::move(weights), options);
 #endif
   }
-  (void)options;
-  std::string names;
-  for (const auto& n : available_backends()) names += (names.empty() ? "" : ", ") + n;
-  throw ModelError("unknown backend '" + name + "' (available: " + names + ", auto)");
+  throw ModelError("unknown backend '" + name + "' (reference, onednn, cuda or auto)");
 }
 
 std::vector<std::string> available_backends() {
@@ -104,9 +114,7 @@ std::vector<std::string> available_backends() {
 #ifdef KINFORMER_HAVE_ONEDNN
   names.push_back("onednn");
 #endif
-#ifdef KINFORMER_HAVE_CUDA
-  names.push_back("cuda");
-#endif
+  if (cuda_device_available()) names.push_back("cuda");
   return names;
 }
 
@@ -114,22 +122,26 @@ bool cuda_device_available(std::string* why) {
 #ifdef KINFORMER_HAVE_CUDA
   return cuda::device_available(why);
 #else
-  if (why) *why = "this build has no CUDA backend (configure with -DKINFORMER_CUDA=ON where nvcc, cuDNN and cuBLAS are installed)";
+  if (why)
+    *why =
+        "this build has no CUDA backend (configure with -DKINFORMER_CUDA=ON where nvcc, cuDNN and cuBLAS are "
+        "installed)";
   return false;
 #endif
 }
 
-std::string resolve_backend_name(std::string_view name, std::string* note) {
-  if (note) note->clear();
-  if (name != "auto") return std::string(name);
-  std::string why;
-  if (cuda_device_available(&why)) return "cuda";
+std::string preferred_backend(std::string* why) {
+  std::string reason;
+  if (cuda_device_available(&reason)) {
+    if (why) *why = "cuda (built in and a device is present)";
+    return "cuda";
+  }
 #ifdef KINFORMER_HAVE_ONEDNN
   const std::string fallback = "onednn";
 #else
   const std::string fallback = "reference";  // a KINFORMER_MODELS_ONLY build without oneDNN
 #endif
-  if (note) *note = "backend auto: using " + fallback + " (cuda: " + why + ")";
+  if (why) *why = fallback + " (cuda: " + reason + ")";
   return fallback;
 }
 

@@ -74,19 +74,20 @@ TEST_CASE("without a usable device the cuda backend reports backend_unavailable 
   config.n_heads = 2;
   config.d_ff = 16;
   auto weights = models::random_weights(config, 3);
-  std::string why, note;
+  std::string why, choice;
   const bool available = models::cuda_device_available(&why);
   CHECK(models::cuda_device_available() == available);  // probed once, stable
   if (available) {
     CHECK(why.empty());
-    CHECK(models::resolve_backend_name("auto", &note) == "cuda");
+    CHECK(models::preferred_backend(&choice) == "cuda");
     CHECK(models::make_backend("cuda", config, weights)->name() == "cuda");
     return;
   }
   INFO("why: " << why);
   CHECK_FALSE(why.empty());
-  CHECK(models::resolve_backend_name("auto", &note) == cpu);
-  CHECK(note == "backend auto: using " + cpu + " (cuda: " + why + ")");
+  CHECK(models::preferred_backend(&choice) == cpu);
+  CHECK(choice == cpu + " (cuda: " + why + ")");
+  CHECK(models::available_backends().back() != "cuda");
   CHECK(models::make_backend("auto", config, weights)->name() == cpu);
   try {
     models::make_backend("cuda", config, weights);
@@ -97,6 +98,10 @@ TEST_CASE("without a usable device the cuda backend reports backend_unavailable 
   CHECK_THROWS_AS(models::make_backend("tpu", config, weights), models::ModelError);
   CHECK(models::parse_precision("bf16") == models::Precision::bf16);
   CHECK_THROWS_AS(models::parse_precision("fp8"), models::ModelError);
+  models::BackendOptions tf32;
+  tf32.precision = models::Precision::tf32;
+  CHECK_THROWS_WITH(models::make_backend("reference", config, weights, tf32),
+                    Catch::Contains("not implemented"));
 }
 
 TEST_CASE("with the same key samples and forced queries the CUDA backend matches the reference backend",
