@@ -74,15 +74,9 @@ class Packer {
 
   // Conv1d weight [O, C, 3] -> three taps [O, C] (tap j multiplies padded row t + j).
   std::array<LinearOnDevice, 3> taps(const Tensor& w) {
-    const int64_t out = w.dim(0), in = w.dim(1);
     std::array<LinearOnDevice, 3> taps;
-    std::vector<float> tap(static_cast<size_t>(out * in));
-    for (int64_t j = 0; j < 3; ++j) {
-      for (int64_t o = 0; o < out; ++o)
-        for (int64_t i = 0; i < in; ++i)
-          tap[static_cast<size_t>(o * in + i)] = w.data[static_cast<size_t>((o * in + i) * 3 + j)];
-      taps[static_cast<size_t>(j)] = matrix(tap.data(), out, in, nullptr);
-    }
+    for (int64_t j = 0; j < 3; ++j)
+      taps[static_cast<size_t>(j)] = matrix(conv_tap(w, j).data(), w.dim(0), w.dim(1), nullptr);
     return taps;
   }
 
@@ -216,18 +210,18 @@ void Device::upload(const InformerWeights& w) {
 
 void Device::gemm(bool sixteen_bit, bool b_transposed, int64_t m, int64_t n, int64_t k, float alpha,
                   Operand a, Operand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
-  // cuBLAS is column-major: a row-major C[m, n] is a column-major Cᵀ[n, m], so compute
-  // Cᵀ = op(B)ᵀ·Aᵀ, where the row-major B and A buffers already are those transposes.
+  // cuBLAS is column-major: gemm_mapping.hpp turns the row-major product into its call.
+  const ColumnMajorGemm g = to_column_major(b_transposed, m, n, k, a, b, ldc, stride_c, batch);
   const cudaDataType type = !sixteen_bit                    ? CUDA_R_32F
                             : precision_ == Precision::bf16 ? CUDA_R_16BF
                                                             : CUDA_R_16F;
   const cublasComputeType_t compute =
       !sixteen_bit && precision_ == Precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  auto i32 = [](int64_t v) { return static_cast<int>(v); };
-  KINFORMER_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
-      blas_, b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, i32(n), i32(m), i32(k), &alpha, b.ptr,
-      type, i32(b.ld), b.stride, a.ptr, type, i32(a.ld), a.stride, &beta, c, CUDA_R_32F, i32(ldc), stride_c,
-      i32(batch), compute, CUBLAS_GEMM_DEFAULT));
+  auto op = [](bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; };
+  KINFORMER_CUBLAS_CHECK(cublasGemmStridedBatchedEx(blas_, op(g.transpose_a), op(g.transpose_b), g.m, g.n,
+                                                    g.k, &alpha, g.a, type, g.lda, g.stride_a, g.b, type,
+                                                    g.ldb, g.stride_b, &beta, c, CUDA_R_32F, g.ldc,
+                                                    g.stride_c, g.batch, compute, CUBLAS_GEMM_DEFAULT));
 }
 
 void Device::softmax(const float* in, float* out, int64_t rows, int64_t cols) {

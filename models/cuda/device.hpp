@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "models/backend.hpp"
+#include "models/cuda/gemm_mapping.hpp"
 
 namespace kinformer::models::cuda {
 
@@ -72,13 +73,6 @@ struct WeightsOnDevice {
   std::vector<DecoderLayerOnDevice> decoder_layers;
   NormOnDevice decoder_norm;
   LinearOnDevice projection;
-};
-
-/// A row-major matrix operand: element (r, c) of batch item i at ptr + i·stride + r·ld + c.
-struct Operand {
-  const void* ptr;
-  int64_t ld;
-  int64_t stride = 0;
 };
 
 class Device {
