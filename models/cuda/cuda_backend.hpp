@@ -22,6 +22,14 @@
 // from the constructor when the device is missing; BackendError for a failed CUDA,
 // cuBLAS or cuDNN call (the plan of that shape is dropped; a sticky CUDA error
 // leaves the backend unusable, as it leaves the CUDA context).
+// Why cuBLAS and not cuDNN for the two k=3 convolutions: cuDNN has no circular
+// padding (a pad kernel is needed either way), its legacy convolution API is
+// deprecated in cuDNN 9 and its frontend is not installed here; once padded, a k=3
+// convolution over time is exactly three products of shifted row blocks
+// (gemm_mapping.hpp), under the same math-mode control (TF32 off) as every other
+// product. BatchNorm, ELU and max-pool then run as one small kernel.
+// Why own kernels for ProbSparse: it is not SDPA (sampled scores, a per-(batch, head)
+// top-u, scatter into a mean/cumsum context), so cuDNN's fused attention does not fit.
 // CUDA headers stay in the .cpp files: this header is plain C++.
 #pragma once
 
