@@ -52,7 +52,7 @@ Tensor forecast_fixed(models::Backend& backend, const Inputs& in, uint32_t seed)
   return out;
 }
 
-double max_abs_difference(const Tensor& a, const Tensor& b) {
+[[maybe_unused]] double max_abs_difference(const Tensor& a, const Tensor& b) {  // unused without CUDA
   REQUIRE(a.shape == b.shape);
   double d = 0;
   for (size_t i = 0; i < a.data.size(); ++i)
