@@ -1,6 +1,9 @@
 #include "actors/controller.hpp"
 
 #include <algorithm>
+#include <iostream>
+#include <utility>
+
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
@@ -8,8 +11,6 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
-#include <iostream>
-#include <utility>
 
 #include "actors/errors.hpp"
 #include "actors/every_actor.hpp"

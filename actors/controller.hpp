@@ -27,15 +27,16 @@
 // Threading: the Indexer's only writer.
 #pragma once
 
-#include <caf/fwd.hpp>
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "actors/atoms.hpp"
 #include "actors/delta_fifo.hpp"

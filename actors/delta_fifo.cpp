@@ -1,13 +1,14 @@
 #include "actors/delta_fifo.hpp"
 
+#include <deque>
+#include <utility>
+
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
-#include <deque>
-#include <utility>
 
 #include "actors/errors.hpp"
 #include "actors/every_actor.hpp"

@@ -22,9 +22,10 @@
 // Threading: the returned functions run in their actor's context. Errors: none.
 #pragma once
 
+#include <utility>
+
 #include <caf/exit_reason.hpp>
 #include <caf/system_messages.hpp>
-#include <utility>
 
 #include "actors/tsan.hpp"
 

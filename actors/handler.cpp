@@ -1,10 +1,11 @@
 #include "actors/handler.hpp"
 
-#include <caf/actor_system.hpp>
-#include <caf/typed_event_based_actor.hpp>
 #include <exception>
 #include <tuple>
 #include <utility>
+
+#include <caf/actor_system.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/every_actor.hpp"
 

@@ -24,11 +24,12 @@
 #pragma once
 
 #include <atomic>
-#include <caf/fwd.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string_view>
+
+#include <caf/fwd.hpp>
 
 #include "actors/notification.hpp"
 

@@ -22,15 +22,16 @@
 // Threading: immutable values shared between actors.
 #pragma once
 
-#include <caf/allowed_unsafe_message_type.hpp>
-#include <caf/meta/type_name.hpp>
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "actors/atoms.hpp"
 #include "runtime/delta.hpp"

@@ -1,14 +1,6 @@
 #include "actors/processor.hpp"
 
 #include <algorithm>
-#include <caf/actor_cast.hpp>
-#include <caf/actor_system.hpp>
-#include <caf/duration.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/sec.hpp>
-#include <caf/stateful_actor.hpp>
-#include <caf/system_messages.hpp>
-#include <caf/typed_event_based_actor.hpp>
 #include <deque>
 #include <exception>
 #include <iostream>
@@ -19,6 +11,15 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/duration.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/sec.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/system_messages.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include "actors/coalescing_backlog.hpp"
 #include "actors/every_actor.hpp"
@@ -707,8 +708,9 @@ struct ProcessorState {
 
   void log(const Member& member, const std::string& line) const {
     const auto& group = member.options().group;
-    std::cerr << "kinformer processor: registration " << member.id()
-              << (group.empty() ? "" : " (group " + group + ")") << ": " << line << "\n";
+    // One write per line, so that lines of other threads do not cut into it.
+    std::cerr << ("kinformer processor: registration " + std::to_string(member.id()) +
+                  (group.empty() ? "" : " (group " + group + ")") + ": " + line + "\n");
   }
 
   static std::string describe(const Notification& n) {

@@ -75,12 +75,13 @@
 // Logs (stderr, "kinformer processor: ..."): dead letters, restarts, failures.
 #pragma once
 
-#include <caf/fwd.hpp>
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
 #include <chrono>
 #include <cstddef>
 #include <memory>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "actors/atoms.hpp"
 #include "actors/notification.hpp"

@@ -20,14 +20,15 @@
 #pragma once
 
 #include <atomic>
-#include <caf/allowed_unsafe_message_type.hpp>
-#include <caf/fwd.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/fwd.hpp>
 
 #include "actors/notification.hpp"
 #include "actors/predicates.hpp"

@@ -1,5 +1,8 @@
 #include "actors/shared_informer.hpp"
 
+#include <thread>
+#include <utility>
+
 #include <caf/actor.hpp>
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
@@ -7,8 +10,6 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <caf/system_messages.hpp>
-#include <thread>
-#include <utility>
 
 #include "actors/tsan.hpp"
 

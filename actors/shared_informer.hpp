@@ -50,7 +50,6 @@
 #pragma once
 
 #include <atomic>
-#include <caf/fwd.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -60,6 +59,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <caf/fwd.hpp>
 
 #include "actors/controller.hpp"
 #include "actors/delta_fifo.hpp"

@@ -1,13 +1,14 @@
 #include "actors/workqueue_worker.hpp"
 
+#include <exception>
+#include <utility>
+
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/weak_intrusive_ptr.hpp>
-#include <exception>
-#include <utility>
 
 #include "actors/every_actor.hpp"
 

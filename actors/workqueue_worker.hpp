@@ -19,9 +19,6 @@
 #pragma once
 
 #include <atomic>
-#include <caf/fwd.hpp>
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +26,10 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "actors/atoms.hpp"
 #include "runtime/result.hpp"

@@ -1,14 +1,18 @@
 // bench/bench_pipeline.cpp
 //
-// The informer pipeline end to end — in-memory source → Reflector → DeltaFIFO →
+// The informer pipeline end to end — fake source → Reflector → DeltaFIFO →
 // Controller → Indexer → broadcaster → 1, 4 and 16 no-op handler actors — next
 // to a bare 4-hop CAF forwarding pipeline measured in the same run.
 //
-// Each run floods `events` adds into the source from one thread and ends when
-// every handler has seen every event. Reported per configuration, over `runs`
-// runs: events/s (median, min, max) and the latency from the source's emit to a
-// handler, p50 and p99 over every (event, handler) of the median run. Under a
-// flood the latency is mostly queueing: it shows how deep the pipeline buffers.
+// Each run floods `events` ADDED watch events into the source from one thread and
+// ends when every handler has seen every event. The events are built before the
+// clock starts and injected with the fault decorator's emit() (tests/support/
+// fake_source.hpp), so the figures measure the actors, not a source's writes (the
+// in-memory source this bench used before re-parsed every object while timed).
+// Reported per configuration, over `runs` runs: events/s (median, min, max) and the
+// latency from the source's emit to a handler, p50 and p99 over every (event,
+// handler) of the median run. Under a flood the latency is mostly queueing: it
+// shows how deep the pipeline buffers.
 //
 // The Processor's lines (issue 9):
 //   chain — one group of H hops (1, 4, 16), each with a predicate (namespace),
@@ -29,14 +33,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/event_based_actor.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/send.hpp>
-#include <caf/stateful_actor.hpp>
-#include <caf/typed_event_based_actor.hpp>
-#include <caf/typed_response_promise.hpp>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -49,11 +45,20 @@
 #include <thread>
 #include <vector>
 
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
 #include "actors/atoms.hpp"
 #include "actors/errors.hpp"
 #include "actors/predicates.hpp"
 #include "actors/shared_informer.hpp"
-#include "runtime/memory_source.hpp"
+#include "tests/support/fake_source.hpp"
 
 namespace {
 
@@ -155,7 +160,7 @@ std::size_t index_of(const kinformer::Object& object) {
 RunResult run_informer(caf::actor_system& system, const std::vector<kinformer::ObjectPtr>& objects,
                        std::size_t handlers) {
   const auto events = objects.size();
-  auto source = std::make_shared<kinformer::MemorySource>();
+  auto source = std::make_shared<kinformer::testing::FakeSource>();
   kinformer::SharedInformerOptions options;
   options.source = source;
   kinformer::SharedInformer informer(system, options);
@@ -171,11 +176,15 @@ RunResult run_informer(caf::actor_system& system, const std::vector<kinformer::O
   }
   informer.run();
   if (!informer.wait_for_sync(std::chrono::seconds(30))) std::abort();
+  std::vector<kinformer::WatchEvent> added(events);
+  for (std::size_t i = 0; i < events; ++i)
+    added[i] = kinformer::WatchEvent{kinformer::WatchEventType::added, objects[i], std::to_string(i + 1),
+                                     std::nullopt};
   std::vector<std::int64_t> emitted(events);
   auto start = Clock::now();
   for (std::size_t i = 0; i < events; ++i) {
     emitted[i] = now_ns();
-    source->add(objects[i]);
+    source->emit({std::move(added[i])});
   }
   wait_until(received, events * handlers);
   auto seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -192,7 +201,7 @@ RunResult run_informer(caf::actor_system& system, const std::vector<kinformer::O
 RunResult run_chain(caf::actor_system& system, const std::vector<kinformer::ObjectPtr>& objects,
                     std::size_t hops) {
   const auto events = objects.size();
-  auto source = std::make_shared<kinformer::MemorySource>();
+  auto source = std::make_shared<kinformer::testing::FakeSource>();
   kinformer::SharedInformerOptions options;
   options.source = source;
   kinformer::SharedInformer informer(system, options);
@@ -214,11 +223,15 @@ RunResult run_chain(caf::actor_system& system, const std::vector<kinformer::Obje
   }
   informer.run();
   if (!informer.wait_for_sync(std::chrono::seconds(30))) std::abort();
+  std::vector<kinformer::WatchEvent> added(events);
+  for (std::size_t i = 0; i < events; ++i)
+    added[i] = kinformer::WatchEvent{kinformer::WatchEventType::added, objects[i], std::to_string(i + 1),
+                                     std::nullopt};
   std::vector<std::int64_t> emitted(events);
   auto start = Clock::now();
   for (std::size_t i = 0; i < events; ++i) {
     emitted[i] = now_ns();
-    source->add(objects[i]);
+    source->emit({std::move(added[i])});
   }
   wait_until(received, events);
   auto seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -292,7 +305,7 @@ struct SlowRun {
 SlowRun run_slow(caf::actor_system& system, const std::vector<kinformer::ObjectPtr>& objects,
                  std::size_t keys, std::size_t fast_groups, std::chrono::nanoseconds slow_per_item) {
   auto rss_before = rss_bytes();
-  auto source = std::make_shared<kinformer::MemorySource>();
+  auto source = std::make_shared<kinformer::testing::FakeSource>();
   kinformer::SharedInformerOptions options;
   options.source = source;
   options.stop_timeout = std::chrono::milliseconds(1000);  // the slow group does not drain: it is killed
@@ -319,8 +332,13 @@ SlowRun run_slow(caf::actor_system& system, const std::vector<kinformer::ObjectP
   }
   informer.run();
   if (!informer.wait_for_sync(std::chrono::seconds(30))) std::abort();
+  std::vector<kinformer::WatchEvent> changes(objects.size());
+  for (std::size_t i = 0; i < objects.size(); ++i)
+    changes[i] = kinformer::WatchEvent{
+        i < keys ? kinformer::WatchEventType::added : kinformer::WatchEventType::modified, objects[i],
+        std::to_string(i + 1), std::nullopt};
   auto start = Clock::now();
-  for (const auto& object : objects) source->modify(object);  // modify() adds a key it does not have
+  for (auto& change : changes) source->emit({std::move(change)});
   for (auto& f : finals) wait_until(f, keys);
   auto seconds = std::chrono::duration<double>(Clock::now() - start).count();
   SlowRun run;

@@ -2,10 +2,11 @@
 // semantics actors/processor.hpp documents for slow handlers (item 56).
 #include "actors/coalescing_backlog.hpp"
 
-#include <catch2/catch.hpp>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "tests/actors/pipeline_fixture.hpp"
 #include "tests/support/objects.hpp"

@@ -1,8 +1,9 @@
 // Tests of the predicate helpers (actors/predicates.hpp), without actors.
 #include "actors/predicates.hpp"
 
-#include <catch2/catch.hpp>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "tests/support/objects.hpp"
 

@@ -3,16 +3,17 @@
 #include "actors/processor.hpp"
 
 #include <algorithm>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 #include <catch2/catch.hpp>
-#include <memory>
-#include <stdexcept>
-#include <string>
-#include <vector>
 
 #include "actors/handler.hpp"
 #include "tests/actors/pipeline_fixture.hpp"
@@ -554,6 +555,36 @@ TEST_CASE_METHOD(PipelineFixture, "resyncs reach only the handlers whose own per
   advance(1s, 1s);
   CHECK(every2.log->size() == 1);
   CHECK(*every3.log == Strings{"update default/a 1->1"});
+  CHECK(none.log->empty());
+}
+
+// upstream: TestResyncCheckPeriod (item 50), as the Processor decides it at any time:
+// the check period is the minimum of the informer's and every handler's period.
+TEST_CASE("the resync check period drops to the smallest handler period and each handler keeps its own",
+          "[processor][resync][item-50][actor]") {
+  actors::ProcessorOptions options;
+  options.resync_period = std::chrono::hours(12);
+  PipelineFixture f(options);
+  auto none = f.attach();
+  CHECK(f.next_timeout() == 0ms);  // no handler wants resyncs: no check armed
+  actors::HandlerOptions minute;
+  minute.resync_period = 60s;
+  auto every60 = f.attach(minute);
+  CHECK(f.next_timeout() == 60s);
+  actors::HandlerOptions fifty_five;
+  fifty_five.resync_period = 55s;
+  auto every55 = f.attach(fifty_five);
+  actors::HandlerOptions five;
+  five.resync_period = 5s;
+  auto every5 = f.attach(five);
+  f.replace({pod("a", "1")});
+  for (auto* r : {&none, &every60, &every55, &every5}) r->log->clear();
+  f.advance(55s, 5s);
+  CHECK(every5.log->size() == 11);  // every 5 s
+  CHECK(every55.log->size() == 1);  // its own period, checked at the 5 s ticks
+  CHECK(every60.log->empty());
+  f.advance(5s, 5s);
+  CHECK(every60.log->size() == 1);
   CHECK(none.log->empty());
 }
 

@@ -2,14 +2,15 @@
 // real scheduler: keys added from plain threads reach worker actors.
 #include "actors/workqueue_worker.hpp"
 
-#include <caf/scoped_actor.hpp>
-#include <caf/system_messages.hpp>
-#include <catch2/catch.hpp>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+
+#include <caf/scoped_actor.hpp>
+#include <caf/system_messages.hpp>
+#include <catch2/catch.hpp>
 
 #include "tests/actors/live_fixture.hpp"
 

@@ -3,12 +3,13 @@
 #include "runtime/workqueue.hpp"
 
 #include <atomic>
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 using kinformer::WorkQueue;
 using kinformer::WorkQueueOptions;
