@@ -28,7 +28,7 @@
 //     growth across the run (objects prebuilt before the first reading).
 //
 // Output: one JSON object per line on stdout (style.md "Bench output");
-// progress on stderr.  Usage: bench_pipeline [events] [runs]
+// progress on stderr.  Usage: bench_pipeline [events] [runs] [slow]
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,7 +97,27 @@ Summary summarize(std::vector<RunResult> runs) {
 }
 
 void wait_until(const std::atomic<std::size_t>& counter, std::size_t target) {
-  while (counter.load() < target) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  auto deadline = Clock::now() + std::chrono::minutes(5);
+  while (counter.load() < target) {
+    if (Clock::now() > deadline) {
+      std::cerr << "bench_pipeline: gave up after 5 min at " << counter.load() << " of " << target
+                << " (a lost event?)\n";
+      std::abort();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+/// emit() reaches open watches only: wait until the informer's watch is open.
+void wait_for_watch(const kinformer::testing::FakeSource& source) {
+  auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (source.open_watch_count() == 0) {
+    if (Clock::now() > deadline) {
+      std::cerr << "bench_pipeline: the informer never opened its watch\n";
+      std::abort();
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 // -- the bare CAF pipeline: source (this thread) → 4 forwarding stages → sink ----
@@ -176,6 +196,7 @@ RunResult run_informer(caf::actor_system& system, const std::vector<kinformer::O
   }
   informer.run();
   if (!informer.wait_for_sync(std::chrono::seconds(30))) std::abort();
+  wait_for_watch(*source);
   std::vector<kinformer::WatchEvent> added(events);
   for (std::size_t i = 0; i < events; ++i)
     added[i] = kinformer::WatchEvent{kinformer::WatchEventType::added, objects[i], std::to_string(i + 1),
@@ -223,6 +244,7 @@ RunResult run_chain(caf::actor_system& system, const std::vector<kinformer::Obje
   }
   informer.run();
   if (!informer.wait_for_sync(std::chrono::seconds(30))) std::abort();
+  wait_for_watch(*source);
   std::vector<kinformer::WatchEvent> added(events);
   for (std::size_t i = 0; i < events; ++i)
     added[i] = kinformer::WatchEvent{kinformer::WatchEventType::added, objects[i], std::to_string(i + 1),
@@ -256,9 +278,10 @@ std::vector<kinformer::ObjectPtr> make_updates(std::size_t events, std::size_t k
   for (std::size_t i = 0; i < events; ++i) {
     bool last = i + keys >= events;
     auto json = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"k)" + std::to_string(i % keys) +
-                R"(","namespace":"bench","resourceVersion":"0","labels":{"app":"bench","v":")" +
-                std::to_string(i / keys) + R"(","final":")" + (last ? "yes" : "no") +
-                R"("}},"spec":{"nodeName":"n1"}})";
+                R"(","namespace":"bench","resourceVersion":")" +
+                std::to_string(i + 1) +  // distinct: not a resync
+                R"(","labels":{"app":"bench","v":")" + std::to_string(i / keys) + R"(","final":")" +
+                (last ? "yes" : "no") + R"("}},"spec":{"nodeName":"n1"}})";
     objects.push_back(kinformer::Object::parse(json).value());
   }
   return objects;
@@ -332,6 +355,7 @@ SlowRun run_slow(caf::actor_system& system, const std::vector<kinformer::ObjectP
   }
   informer.run();
   if (!informer.wait_for_sync(std::chrono::seconds(30))) std::abort();
+  wait_for_watch(*source);
   std::vector<kinformer::WatchEvent> changes(objects.size());
   for (std::size_t i = 0; i < objects.size(); ++i)
     changes[i] = kinformer::WatchEvent{
@@ -365,6 +389,8 @@ void print(const std::string& head, const Summary& s, const std::string& tail = 
 int main(int argc, char** argv) {
   std::size_t events = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 20000;
   std::size_t runs = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 5;
+  // "slow": only the slow_handler lines (they take the longest to set up).
+  const bool only_slow = argc > 3 && std::string(argv[3]) == "slow";
   if (events == 0 || runs == 0) {
     std::cerr << "usage: bench_pipeline [events > 0] [runs > 0]\n";
     return 2;
@@ -382,47 +408,48 @@ int main(int argc, char** argv) {
       "{\"bench\":\"setup\",\"build\":\"%s\",\"caf\":\"0.17.6\",\"threads\":2,\"events\":%zu,\"runs\":%zu}\n",
       build, events, runs);
 
-  std::vector<RunResult> baseline_runs;
-  for (std::size_t r = 0; r < runs; ++r) {
-    std::cerr << "caf_forward_4hop run " << r + 1 << "/" << runs << "\n";
-    baseline_runs.push_back(run_caf_forwarding(system, events));
-  }
-  auto baseline = summarize(std::move(baseline_runs));
-  auto common = "\"events\":" + std::to_string(events) + ",\"runs\":" + std::to_string(runs);
-  print("\"bench\":\"caf_forward_4hop\"," + common, baseline);
-
-  auto objects = make_objects(events);
-  double one_handler = 0;  // the chains' baseline: one handler, same run
-  for (std::size_t handlers : {1, 4, 16}) {
-    std::vector<RunResult> informer_runs;
+  if (!only_slow) {
+    std::vector<RunResult> baseline_runs;
     for (std::size_t r = 0; r < runs; ++r) {
-      std::cerr << "informer_pipeline handlers=" << handlers << " run " << r + 1 << "/" << runs << "\n";
-      informer_runs.push_back(run_informer(system, objects, handlers));
+      std::cerr << "caf_forward_4hop run " << r + 1 << "/" << runs << "\n";
+      baseline_runs.push_back(run_caf_forwarding(system, events));
     }
-    auto s = summarize(std::move(informer_runs));
-    if (handlers == 1) one_handler = s.median_events_per_s;
-    char ratio[64];
-    std::snprintf(ratio, sizeof ratio, ",\"baseline\":\"caf_forward_4hop\",\"ratio\":%.3f",
-                  s.median_events_per_s / baseline.median_events_per_s);
-    print("\"bench\":\"informer_pipeline\",\"handlers\":" + std::to_string(handlers) + "," + common, s,
-          ratio);
-  }
-  for (std::size_t hops : {1, 4, 16}) {
-    std::vector<RunResult> chain_runs;
-    for (std::size_t r = 0; r < runs; ++r) {
-      std::cerr << "chain hops=" << hops << " run " << r + 1 << "/" << runs << "\n";
-      chain_runs.push_back(run_chain(system, objects, hops));
-    }
-    auto s = summarize(std::move(chain_runs));
-    char ratio[96];
-    std::snprintf(ratio, sizeof ratio,
-                  ",\"baseline\":\"informer_pipeline_1\",\"baseline_events_per_s\":%.0f,\"ratio\":%.3f",
-                  one_handler, s.median_events_per_s / one_handler);
-    print("\"bench\":\"chain\",\"groups\":1,\"hops\":" + std::to_string(hops) +
-              ",\"predicates\":" + std::to_string(hops) + "," + common,
-          s, ratio);
-  }
+    auto baseline = summarize(std::move(baseline_runs));
+    auto common = "\"events\":" + std::to_string(events) + ",\"runs\":" + std::to_string(runs);
+    print("\"bench\":\"caf_forward_4hop\"," + common, baseline);
 
+    auto objects = make_objects(events);
+    double one_handler = 0;  // the chains' baseline: one handler, same run
+    for (std::size_t handlers : {1, 4, 16}) {
+      std::vector<RunResult> informer_runs;
+      for (std::size_t r = 0; r < runs; ++r) {
+        std::cerr << "informer_pipeline handlers=" << handlers << " run " << r + 1 << "/" << runs << "\n";
+        informer_runs.push_back(run_informer(system, objects, handlers));
+      }
+      auto s = summarize(std::move(informer_runs));
+      if (handlers == 1) one_handler = s.median_events_per_s;
+      char ratio[64];
+      std::snprintf(ratio, sizeof ratio, ",\"baseline\":\"caf_forward_4hop\",\"ratio\":%.3f",
+                    s.median_events_per_s / baseline.median_events_per_s);
+      print("\"bench\":\"informer_pipeline\",\"handlers\":" + std::to_string(handlers) + "," + common, s,
+            ratio);
+    }
+    for (std::size_t hops : {1, 4, 16}) {
+      std::vector<RunResult> chain_runs;
+      for (std::size_t r = 0; r < runs; ++r) {
+        std::cerr << "chain hops=" << hops << " run " << r + 1 << "/" << runs << "\n";
+        chain_runs.push_back(run_chain(system, objects, hops));
+      }
+      auto s = summarize(std::move(chain_runs));
+      char ratio[96];
+      std::snprintf(ratio, sizeof ratio,
+                    ",\"baseline\":\"informer_pipeline_1\",\"baseline_events_per_s\":%.0f,\"ratio\":%.3f",
+                    one_handler, s.median_events_per_s / one_handler);
+      print("\"bench\":\"chain\",\"groups\":1,\"hops\":" + std::to_string(hops) +
+                ",\"predicates\":" + std::to_string(hops) + "," + common,
+            s, ratio);
+    }
+  }
   constexpr std::size_t keys = 1000;
   constexpr std::size_t fast_groups = 4;
   constexpr int slow_factor = 100;

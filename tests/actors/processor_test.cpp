@@ -60,13 +60,6 @@ std::vector<kinformer::ObjectPtr> pods(int n, const std::string& rv = "1") {
   return items;
 }
 
-/// A promise handler's state: every batch is parked until the test delivers its promise.
-struct PromiseState {
-  std::vector<caf::typed_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>>
-      parked;
-  std::vector<actors::NotificationBatchPtr> batches;
-};
-
 }  // namespace
 
 // -- registration and replay ------------------------------------------------------
@@ -298,14 +291,28 @@ TEST_CASE_METHOD(PipelineFixture, "the chain and class forms answer next or stop
 }
 
 namespace {
-actors::HandlerActor::behavior_type parking(actors::HandlerActor::stateful_pointer<PromiseState> self) {
+using HopPromise =
+    caf::typed_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>;
+/// A handler that parks every batch's promise and answers when told to (drain).
+using ParkingActor = actors::HandlerActor::extend<caf::reacts_to<actors::drain_atom>>;
+struct ParkingState {
+  std::vector<HopPromise> parked;
+};
+
+ParkingActor::behavior_type parking(ParkingActor::stateful_pointer<ParkingState> self,
+                                    std::shared_ptr<std::size_t> parked_count) {
   return {
-      [=](actors::notify_atom, actors::RegistrationId, const actors::NotificationBatchPtr& batch) {
+      [=](actors::notify_atom, actors::RegistrationId, const actors::NotificationBatchPtr&) {
         auto promise =
             self->make_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>();
         self->state.parked.push_back(promise);
-        self->state.batches.push_back(batch);
+        ++*parked_count;
         return promise;
+      },
+      [=](actors::drain_atom) {
+        for (auto& promise : self->state.parked)
+          promise.deliver(actors::handled_atom::value, actors::RegistrationId{60}, actors::HopReport{});
+        self->state.parked.clear();
       },
   };
 }
@@ -313,7 +320,8 @@ actors::HandlerActor::behavior_type parking(actors::HandlerActor::stateful_point
 
 TEST_CASE_METHOD(PipelineFixture, "a handler may answer later through a response promise",
                  "[handler][promise][actor]") {
-  auto actor = track(sys.spawn(parking));
+  auto parked = std::make_shared<std::size_t>(0);
+  ParkingActor actor = track(sys.spawn(parking, parked));
   auto registration = std::make_shared<actors::Registration>();
   registration->id = 60;
   registration->handler = actor;
@@ -324,13 +332,8 @@ TEST_CASE_METHOD(PipelineFixture, "a handler may answer later through a response
   attach_hop(recording(log, "next"), in_group("chain", 2));
   replace({pod("a", "1")});
   CHECK(log->empty());  // parked at hop 1
-  // Answer through the promise from outside: the notification goes on.
-  auto* parked = dynamic_cast<caf::stateful_actor<PromiseState, actors::HandlerActor::base>*>(
-      caf::actor_cast<caf::abstract_actor*>(actor));
-  REQUIRE(parked != nullptr);
-  REQUIRE(parked->state.parked.size() == 1);
-  parked->state.parked.front().deliver(actors::handled_atom::value, actors::RegistrationId{60},
-                                       actors::HopReport{});
+  REQUIRE(*parked == 1);
+  self->send(actor, actors::drain_atom::value);  // answer through the promise, later
   run();
   CHECK(*log == Strings{"next: add default/a 1 initial"});
 }
