@@ -45,9 +45,8 @@ bool WatchStreamParser::feed(std::string_view bytes) {
     start = scan = newline + 1;
   }
   if (pending_.size() - start > max_event_bytes_)
-    return fail(Errc::decode_failed, "watch event on line " + std::to_string(lines_ + 1) +
-                                         " exceeds the limit of " + std::to_string(max_event_bytes_) +
-                                         " bytes before its end");
+    return fail(Errc::decode_failed, "watch event on line " + std::to_string(lines_ + 1) + " is over the limit of " +
+                                         std::to_string(max_event_bytes_) + " bytes before its end");
   pending_.erase(0, start);
   return true;
 }
