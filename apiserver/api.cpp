@@ -212,7 +212,8 @@ class RequestHandler {
     // data file) is kube-apiserver's 504 "Too large resource version", as for lists:
     // the client relists at "" instead of waiting for events that may never come.
     if (auto current = store_.revision(); *rv > current)
-      return error_response(ApiError{504, "Timeout", "Too large resource version: " + rv_text + ", current: " + std::to_string(current),
+      return error_response(ApiError{504, "Timeout",
+                                     "Too large resource version: " + rv_text + ", current: " + std::to_string(current),
                                      {}, {}, {}, {{"ResourceVersionTooLarge", "Too large resource version", ""}}, {}});
     plan.start_after = *rv;
     auto compacted = store_.compacted_through();

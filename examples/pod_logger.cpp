@@ -14,17 +14,16 @@
 // Against a real cluster: --kubeconfig FILE [--context NAME] (or neither: $KUBECONFIG,
 // ~/.kube/config, then the in-cluster service account). Runs until SIGINT/SIGTERM,
 // or for --duration seconds.
+#include <pthread.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <string_view>
-
-#include <pthread.h>
-
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 
 #include "actors/errors.hpp"
 #include "actors/shared_informer.hpp"
@@ -117,15 +116,21 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pod_logger: watch error, recovering: %s\n", e.to_string().c_str());
   });
   kinformer::HandlerFuncs funcs;
-  funcs.on_add = [](const kinformer::ObjectPtr& pod, bool) { say("ADD event for " + std::string(pod->key())); };
-  funcs.on_update = [](const kinformer::ObjectPtr& old_pod, const kinformer::ObjectPtr& pod) {
-    if (old_pod->resource_version() != pod->resource_version()) say("UPDATE event for " + std::string(pod->key()));
+  funcs.on_add = [](const kinformer::ObjectPtr& pod, bool) {
+    say("ADD event for " + std::string(pod->key()));
   };
-  funcs.on_delete = [](const kinformer::DeletedObject& deleted) { say("DELETE event for " + std::string(deleted.key())); };
+  funcs.on_update = [](const kinformer::ObjectPtr& old_pod, const kinformer::ObjectPtr& pod) {
+    if (old_pod->resource_version() != pod->resource_version())
+      say("UPDATE event for " + std::string(pod->key()));
+  };
+  funcs.on_delete = [](const kinformer::DeletedObject& deleted) {
+    say("DELETE event for " + std::string(deleted.key()));
+  };
   if (!informer.add_handler(funcs)) return 1;
   informer.run();
   if (informer.wait_for_sync(std::chrono::seconds(30)))
-    std::fprintf(stderr, "pod_logger: synced, %zu %s in the cache\n", informer.indexer().size(), resource.c_str());
+    std::fprintf(stderr, "pod_logger: synced, %zu %s in the cache\n", informer.indexer().size(),
+                 resource.c_str());
   else
     std::fprintf(stderr, "pod_logger: not synced after 30 s; still trying\n");
 

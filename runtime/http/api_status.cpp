@@ -1,9 +1,9 @@
 #include "runtime/http/api_status.hpp"
 
+#include <simdjson.h>
+
 #include <chrono>
 #include <cstdint>
-
-#include <simdjson.h>
 
 #include "runtime/list_watch.hpp"
 
@@ -56,7 +56,8 @@ Error classify(unsigned http_status, const StatusFields& status, std::string_vie
                std::string_view retry_after_header) {
   const unsigned code = status.code > 0 ? static_cast<unsigned>(status.code) : http_status;
   std::string text = describe(code, status, body);
-  if (code == 410 || status.reason == "Expired" || status.reason == "Gone") return Error{Errc::gone, std::move(text)};
+  if (code == 410 || status.reason == "Expired" || status.reason == "Gone")
+    return Error{Errc::gone, std::move(text)};
   if (code == 429) {
     std::int64_t seconds = 0;
     for (char c : retry_after_header) {
@@ -70,7 +71,8 @@ Error classify(unsigned http_status, const StatusFields& status, std::string_vie
     error.message += " (" + text + ")";
     return error;
   }
-  if (code == 504 && (status.too_large_cause || status.message.find("Too large resource version") != std::string::npos))
+  if (code == 504 &&
+      (status.too_large_cause || status.message.find("Too large resource version") != std::string::npos))
     return Error{Errc::too_large_rv, std::move(text)};
   return Error{Errc::server_error, std::move(text)};
 }

@@ -1,14 +1,13 @@
 #include "runtime/http/client.hpp"
 
 #include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/http.hpp>
 #include <future>
 #include <limits>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/beast/http.hpp>
 
 #include "runtime/http/api_status.hpp"
 #include "runtime/http/connection.hpp"
@@ -35,7 +34,10 @@ std::string describe_read_error(const beast::error_code& ec) {
 
 struct Client::Impl {
   explicit Impl(ClientConfig c, ServerAddress a, std::shared_ptr<net::ssl::context> t)
-      : config(std::move(c)), address(std::move(a)), tls(std::move(t)), token(config.token, config.token_file),
+      : config(std::move(c)),
+        address(std::move(a)),
+        tls(std::move(t)),
+        token(config.token, config.token_file),
         server_name(config.tls_server_name.empty() ? address.host : config.tls_server_name) {}
 
   struct RequestOp {
@@ -64,7 +66,8 @@ struct Client::Impl {
 
   class Handle final : public StreamHandle {
    public:
-    Handle(std::shared_ptr<Client> client, std::shared_ptr<StreamOp> op) : client_(std::move(client)), op_(std::move(op)) {}
+    Handle(std::shared_ptr<Client> client, std::shared_ptr<StreamOp> op)
+        : client_(std::move(client)), op_(std::move(op)) {}
     ~Handle() override { cancel(); }
     void pause() override { op_->paused = true; }
     void resume() override {
@@ -117,16 +120,17 @@ struct Client::Impl {
     op->parser->body_limit(config.max_list_bytes);
     connection->tcp().expires_after(config.request_timeout);
     connection->visit([&](auto& stream) {
-      bhttp::async_write(stream, op->request, [this, op, connection, reused](beast::error_code ec, std::size_t) {
-        if (ec) return failed(op, connection, reused, ec);
-        connection->visit([&](auto& s) {
-          bhttp::async_read(s, connection->buffer(), *op->parser,
-                            [this, op, connection, reused](beast::error_code ec, std::size_t) {
-                              if (ec) return failed(op, connection, reused, ec);
-                              received(op, connection);
-                            });
-        });
-      });
+      bhttp::async_write(
+          stream, op->request, [this, op, connection, reused](beast::error_code ec, std::size_t) {
+            if (ec) return failed(op, connection, reused, ec);
+            connection->visit([&](auto& s) {
+              bhttp::async_read(s, connection->buffer(), *op->parser,
+                                [this, op, connection, reused](beast::error_code ec, std::size_t) {
+                                  if (ec) return failed(op, connection, reused, ec);
+                                  received(op, connection);
+                                });
+            });
+          });
     });
   }
 
@@ -145,8 +149,8 @@ struct Client::Impl {
     op->done(std::move(response));
   }
 
-  void failed(const std::shared_ptr<RequestOp>& op, const std::shared_ptr<Connection>& connection, bool reused,
-              const beast::error_code& ec) {
+  void failed(const std::shared_ptr<RequestOp>& op, const std::shared_ptr<Connection>& connection,
+              bool reused, const beast::error_code& ec) {
     connection->close();
     if (reused && !op->retried && ec != beast::error::timeout) {  // the server closed an idle connection
       op->retried = true;
@@ -159,7 +163,8 @@ struct Client::Impl {
     std::string target(op->request.target());
     target = target.substr(0, target.find('?'));
     op->done(Error{Errc::connection_failed, std::string(op->request.method_string()) + " " + target + " on " +
-                                                address.host + ":" + address.port + " failed: " + describe_read_error(ec)});
+                                                address.host + ":" + address.port +
+                                                " failed: " + describe_read_error(ec)});
   }
 
   // -- streams --
@@ -173,7 +178,8 @@ struct Client::Impl {
         if (raw->ok_status)
           raw->sink->on_body(std::string_view(piece.data(), piece.size()));
         else if (raw->error_body.size() < max_error_body)
-          raw->error_body.append(piece.data(), std::min(piece.size(), max_error_body - raw->error_body.size()));
+          raw->error_body.append(piece.data(),
+                                 std::min(piece.size(), max_error_body - raw->error_body.size()));
         return piece.size();
       };
       op->parser = std::make_unique<bhttp::response_parser<bhttp::string_body>>();
@@ -183,7 +189,9 @@ struct Client::Impl {
       op->connection->visit([&](auto& stream) {
         bhttp::async_write(stream, op->request, [this, op](beast::error_code ec, std::size_t) {
           if (op->cancelled) return;
-          if (ec) return end(op, Error{Errc::connection_failed, "watch request failed: " + describe_read_error(ec)});
+          if (ec)
+            return end(op,
+                       Error{Errc::connection_failed, "watch request failed: " + describe_read_error(ec)});
           op->connection->visit([&](auto& s) {
             bhttp::async_read_header(s, op->connection->buffer(), *op->parser,
                                      [this, op](beast::error_code ec, std::size_t) { got_header(op, ec); });
@@ -195,7 +203,8 @@ struct Client::Impl {
 
   void got_header(const std::shared_ptr<StreamOp>& op, const beast::error_code& ec) {
     if (op->cancelled) return;
-    if (ec) return end(op, Error{Errc::connection_failed, "watch response failed: " + describe_read_error(ec)});
+    if (ec)
+      return end(op, Error{Errc::connection_failed, "watch response failed: " + describe_read_error(ec)});
     const unsigned status = op->parser->get().result_int();
     if (status == 200) {
       op->ok_status = true;
@@ -207,12 +216,13 @@ struct Client::Impl {
     }
     op->parser->body_limit(max_error_body);
     op->connection->visit([&](auto& s) {
-      bhttp::async_read(s, op->connection->buffer(), *op->parser, [this, op, status](beast::error_code, std::size_t) {
-        if (op->cancelled) return;
-        auto& message = op->parser->get();
-        const std::string body = op->error_body.empty() ? message.body() : op->error_body;
-        end(op, error_from_response(status, body, std::string(message[bhttp::field::retry_after])));
-      });
+      bhttp::async_read(
+          s, op->connection->buffer(), *op->parser, [this, op, status](beast::error_code, std::size_t) {
+            if (op->cancelled) return;
+            auto& message = op->parser->get();
+            const std::string body = op->error_body.empty() ? message.body() : op->error_body;
+            end(op, error_from_response(status, body, std::string(message[bhttp::field::retry_after])));
+          });
     });
   }
 

@@ -1,8 +1,8 @@
 #include "runtime/http/client_config.hpp"
 
-#include <fstream>
-
 #include <sys/stat.h>
+
+#include <fstream>
 
 namespace kinformer::http {
 
@@ -15,7 +15,8 @@ Result<ServerAddress> parse_server_url(std::string_view url) {
   } else if (url.rfind("http://", 0) == 0) {
     rest = url.substr(7);
   } else {
-    return Error{Errc::server_error, "server URL '" + std::string(url) + "' must start with http:// or https://"};
+    return Error{Errc::server_error,
+                 "server URL '" + std::string(url) + "' must start with http:// or https://"};
   }
   const auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
@@ -26,7 +27,8 @@ Result<ServerAddress> parse_server_url(std::string_view url) {
   }
   if (!authority.empty() && authority.front() == '[') {  // [::1]:6443
     const auto close = authority.find(']');
-    if (close == std::string_view::npos) return Error{Errc::server_error, "server URL has an unclosed '[': " + std::string(url)};
+    if (close == std::string_view::npos)
+      return Error{Errc::server_error, "server URL has an unclosed '[': " + std::string(url)};
     address.host = std::string(authority.substr(1, close - 1));
     authority.remove_prefix(close + 1);
     if (!authority.empty() && authority.front() == ':') address.port = std::string(authority.substr(1));
@@ -38,7 +40,8 @@ Result<ServerAddress> parse_server_url(std::string_view url) {
   if (address.host.empty()) return Error{Errc::server_error, "server URL names no host: " + std::string(url)};
   if (address.port.empty()) address.port = address.tls ? "443" : "80";
   for (char c : address.port)
-    if (c < '0' || c > '9') return Error{Errc::server_error, "server URL has a bad port: " + std::string(url)};
+    if (c < '0' || c > '9')
+      return Error{Errc::server_error, "server URL has a bad port: " + std::string(url)};
   return address;
 }
 
@@ -53,7 +56,8 @@ std::string ClientConfig::describe() const {
   return text + ")";
 }
 
-BearerToken::BearerToken(std::string token, std::string file) : token_(std::move(token)), file_(std::move(file)) {}
+BearerToken::BearerToken(std::string token, std::string file)
+    : token_(std::move(token)), file_(std::move(file)) {}
 
 std::string BearerToken::current() {
   std::lock_guard<std::mutex> lock(mu_);

@@ -39,14 +39,14 @@ struct ServerAddress {
 [[nodiscard]] Result<ServerAddress> parse_server_url(std::string_view url);
 
 struct ClientConfig {
-  std::string server;                // http(s)://host[:port][/prefix]
-  std::string ca_pem;                // trusted CAs (PEM); "" = the system's default paths
-  std::string client_cert_pem;       // client certificate chain (PEM), with client_key_pem
+  std::string server;           // http(s)://host[:port][/prefix]
+  std::string ca_pem;           // trusted CAs (PEM); "" = the system's default paths
+  std::string client_cert_pem;  // client certificate chain (PEM), with client_key_pem
   std::string client_key_pem;
   bool insecure_skip_tls_verify = false;
-  std::string tls_server_name;       // "" = the URL's host (SNI and the SAN check)
-  std::string token;                 // bearer token; never logged
-  std::string token_file;            // wins over token; re-read when it changes
+  std::string tls_server_name;         // "" = the URL's host (SNI and the SAN check)
+  std::string token;                   // bearer token; never logged
+  std::string token_file;              // wins over token; re-read when it changes
   std::string namespace_ = "default";  // the context's namespace
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds request_timeout{60000};  // a whole list/get/create request
@@ -69,10 +69,10 @@ class BearerToken {
 
  private:
   std::mutex mu_;
-  std::string token_;     // guarded by mu_
-  std::string file_;      // immutable
-  std::time_t mtime_ = 0; // guarded by mu_; of the last read
-  long mtime_ns_ = -1;    // guarded by mu_
+  std::string token_;       // guarded by mu_
+  std::string file_;        // immutable
+  std::time_t mtime_ = 0;   // guarded by mu_; of the last read
+  long mtime_ns_ = -1;      // guarded by mu_
   std::int64_t size_ = -1;  // guarded by mu_
 };
 

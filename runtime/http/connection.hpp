@@ -19,17 +19,16 @@
 // Threading: every member runs on the io_context's thread.
 #pragma once
 
-#include <chrono>
-#include <functional>
-#include <memory>
-#include <string>
-#include <variant>
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <variant>
 
 #include "runtime/http/client_config.hpp"
 #include "runtime/result.hpp"

@@ -22,7 +22,8 @@ void add_query(std::string& target, const char* name, std::string_view value) {
 // that stop() also takes, so that no callback starts after stop() returns.
 class WatchSink final : public StreamSink {
  public:
-  WatchSink(std::size_t max_event_bytes, ListWatch::EventsCallback on_events, ListWatch::ClosedCallback on_closed)
+  WatchSink(std::size_t max_event_bytes, ListWatch::EventsCallback on_events,
+            ListWatch::ClosedCallback on_closed)
       : parser_(max_event_bytes), on_events_(std::move(on_events)), on_closed_(std::move(on_closed)) {}
 
   void on_body(std::string_view piece) override { parser_.feed(piece); }
@@ -74,7 +75,8 @@ class WatchSink final : public StreamSink {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     if (stopped_) return;
     if (paused_ || !held_.empty()) {  // kept in order until resume()
-      held_.insert(held_.end(), std::make_move_iterator(events.begin()), std::make_move_iterator(events.end()));
+      held_.insert(held_.end(), std::make_move_iterator(events.begin()),
+                   std::make_move_iterator(events.end()));
       return;
     }
     on_events_(std::move(events));
@@ -99,11 +101,11 @@ class WatchSink final : public StreamSink {
   ListWatch::EventsCallback on_events_;
   ListWatch::ClosedCallback on_closed_;
   std::atomic<bool> paused_{false};
-  std::recursive_mutex mu_;  // recursive: a callback may call stop()
-  bool stopped_ = false;     // guarded by mu_
-  bool closed_ = false;      // guarded by mu_
-  std::vector<WatchEvent> held_;                // guarded by mu_; while paused
-  std::optional<Result<void>> held_closed_;     // guarded by mu_; the end, behind held_
+  std::recursive_mutex mu_;                  // recursive: a callback may call stop()
+  bool stopped_ = false;                     // guarded by mu_
+  bool closed_ = false;                      // guarded by mu_
+  std::vector<WatchEvent> held_;             // guarded by mu_; while paused
+  std::optional<Result<void>> held_closed_;  // guarded by mu_; the end, behind held_
 };
 
 class HttpWatch final : public Watch {
@@ -186,13 +188,16 @@ std::unique_ptr<Watch> HttpListWatch::watch(const WatchOptions& options, EventsC
   if (options.send_initial_events) add_query(target, "sendInitialEvents", "true");
   if (!options.resource_version_match.empty())
     add_query(target, "resourceVersionMatch", options.resource_version_match);
-  if (options.timeout_seconds > 0) add_query(target, "timeoutSeconds", std::to_string(options.timeout_seconds));
+  if (options.timeout_seconds > 0)
+    add_query(target, "timeoutSeconds", std::to_string(options.timeout_seconds));
   if (!options.label_selector.empty()) add_query(target, "labelSelector", options.label_selector);
   if (!options.field_selector.empty()) add_query(target, "fieldSelector", options.field_selector);
-  auto sink = std::make_shared<WatchSink>(client_->config().max_event_bytes, std::move(on_events), std::move(on_closed));
+  auto sink = std::make_shared<WatchSink>(client_->config().max_event_bytes, std::move(on_events),
+                                          std::move(on_closed));
   // A server that overstays its own timeout by a minute is treated as a dead connection.
-  const auto deadline = options.timeout_seconds > 0 ? std::chrono::milliseconds((options.timeout_seconds + 60) * 1000)
-                                                    : std::chrono::milliseconds(0);
+  const auto deadline = options.timeout_seconds > 0
+                            ? std::chrono::milliseconds((options.timeout_seconds + 60) * 1000)
+                            : std::chrono::milliseconds(0);
   auto stream = client_->stream(std::move(target), sink, deadline);
   return std::make_unique<HttpWatch>(std::move(sink), std::move(stream));
 }

@@ -6,8 +6,8 @@
 // kube-api-protocol.md A4–A5; informer-semantics.md §5).
 //
 //   auto client = http::Client::create(config).value();
-//   auto pods = std::make_shared<http::HttpListWatch>(client, http::collection_path("", "v1", "pods", "default"));
-//   options.source = pods;   // SharedInformerOptions
+//   auto pods = std::make_shared<http::HttpListWatch>(client, http::collection_path("", "v1", "pods",
+//   "default")); options.source = pods;   // SharedInformerOptions
 //
 // Contract (runtime/list_watch.hpp's, and)
 //   * list(): GET with limit, continue, resourceVersion, resourceVersionMatch and

@@ -1,11 +1,11 @@
 #include "runtime/http/kubeconfig.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <yaml-cpp/yaml.h>
 
 namespace kinformer::http {
 namespace {
@@ -47,13 +47,14 @@ Result<void> merge_file(const std::string& path, Merged& merged) {
     root = YAML::LoadFile(path);
   } catch (const YAML::Exception& e) {
     // e.mark names the line; the message never echoes a scalar's value.
-    return fail("kubeconfig " + path + " is not valid YAML (line " + std::to_string(e.mark.line + 1) + ", column " +
-                std::to_string(e.mark.column + 1) + ")");
+    return fail("kubeconfig " + path + " is not valid YAML (line " + std::to_string(e.mark.line + 1) +
+                ", column " + std::to_string(e.mark.column + 1) + ")");
   }
   if (root.IsNull()) return {};
   if (!root.IsMap()) return fail("kubeconfig " + path + " is not a YAML mapping");
   const std::string dir = directory_of(path);
-  const auto take = [&](const char* list, const char* field, std::map<std::string, Entry>& into) -> Result<void> {
+  const auto take = [&](const char* list, const char* field,
+                        std::map<std::string, Entry>& into) -> Result<void> {
     const YAML::Node entries = root[list];
     if (!entries) return {};
     if (!entries.IsSequence()) return fail("kubeconfig " + path + ": '" + list + "' is not a list");
@@ -62,7 +63,8 @@ Result<void> merge_file(const std::string& path, Merged& merged) {
         return fail("kubeconfig " + path + ": an entry of '" + list + "' has no name");
       const auto name = entry["name"].as<std::string>();
       if (!entry[field] || !entry[field].IsMap())
-        return fail("kubeconfig " + path + ": " + list + " entry '" + name + "' has no '" + field + "' mapping");
+        return fail("kubeconfig " + path + ": " + list + " entry '" + name + "' has no '" + field +
+                    "' mapping");
       into.emplace(name, Entry{entry[field], dir});  // the first file wins
     }
     return {};
@@ -87,9 +89,12 @@ Result<std::string> decode_base64(const std::string& text, const std::string& wh
 }
 
 // "-data" wins over the file, as in client-go.
-Result<std::string> data_or_file(const Entry& entry, const char* data_key, const char* file_key, const std::string& what) {
-  if (auto data = scalar(entry.node, data_key); !data.empty()) return decode_base64(data, what + " (" + data_key + ")");
-  if (auto file = scalar(entry.node, file_key); !file.empty()) return read_file(resolve(file, entry.dir), what);
+Result<std::string> data_or_file(const Entry& entry, const char* data_key, const char* file_key,
+                                 const std::string& what) {
+  if (auto data = scalar(entry.node, data_key); !data.empty())
+    return decode_base64(data, what + " (" + data_key + ")");
+  if (auto file = scalar(entry.node, file_key); !file.empty())
+    return read_file(resolve(file, entry.dir), what);
   return std::string();
 }
 
@@ -122,12 +127,14 @@ Result<ClientConfig> load_kubeconfig(const KubeconfigOptions& options) {
   const std::string context_name = options.context.empty() ? merged.current_context : options.context;
   if (context_name.empty()) return fail("the kubeconfig sets no current-context and none was asked for");
   auto context = merged.contexts.find(context_name);
-  if (context == merged.contexts.end()) return fail("context '" + context_name + "' is not in the kubeconfig");
+  if (context == merged.contexts.end())
+    return fail("context '" + context_name + "' is not in the kubeconfig");
   const std::string cluster_name = scalar(context->second.node, "cluster");
   const std::string user_name = scalar(context->second.node, "user");
   auto cluster = merged.clusters.find(cluster_name);
   if (cluster == merged.clusters.end())
-    return fail("context '" + context_name + "' names cluster '" + cluster_name + "', which is not in the kubeconfig");
+    return fail("context '" + context_name + "' names cluster '" + cluster_name +
+                "', which is not in the kubeconfig");
 
   ClientConfig config;
   config.server = scalar(cluster->second.node, "server");
@@ -148,9 +155,11 @@ Result<ClientConfig> load_kubeconfig(const KubeconfigOptions& options) {
   if (!user_name.empty()) {
     auto user = merged.users.find(user_name);
     if (user == merged.users.end())
-      return fail("context '" + context_name + "' names user '" + user_name + "', which is not in the kubeconfig");
+      return fail("context '" + context_name + "' names user '" + user_name +
+                  "', which is not in the kubeconfig");
     const std::string what = "user '" + user_name + "'";
-    auto cert = data_or_file(user->second, "client-certificate-data", "client-certificate", what + " client-certificate");
+    auto cert = data_or_file(user->second, "client-certificate-data", "client-certificate",
+                             what + " client-certificate");
     if (!cert) return cert.error();
     auto key = data_or_file(user->second, "client-key-data", "client-key", what + " client-key");
     if (!key) return key.error();
@@ -159,7 +168,8 @@ Result<ClientConfig> load_kubeconfig(const KubeconfigOptions& options) {
     config.token = scalar(user->second.node, "token");
     if (auto file = scalar(user->second.node, "tokenFile"); !file.empty()) {
       config.token_file = resolve(file, user->second.dir);
-      if (!std::ifstream(config.token_file)) return fail(what + ": cannot read its tokenFile " + config.token_file);
+      if (!std::ifstream(config.token_file))
+        return fail(what + ": cannot read its tokenFile " + config.token_file);
     }
   }
   return config;
@@ -177,7 +187,8 @@ Result<ClientConfig> in_cluster_config(const std::string& root) {
   if (!ca) return ca.error();
   config.ca_pem = std::move(ca).value();
   config.token_file = root + "/token";
-  if (!std::ifstream(config.token_file)) return fail("cannot read the service-account token file " + config.token_file);
+  if (!std::ifstream(config.token_file))
+    return fail("cannot read the service-account token file " + config.token_file);
   if (auto ns = read_file(root + "/namespace", "namespace")) {
     std::string text = std::move(ns).value();
     while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();

@@ -1,8 +1,8 @@
 #include "runtime/http/watch_stream_parser.hpp"
 
-#include <cstring>
-
 #include <simdjson.h>
+
+#include <cstring>
 
 #include "runtime/http/api_status.hpp"
 
@@ -27,7 +27,7 @@ bool WatchStreamParser::fail(Errc code, std::string message) {
 
 bool WatchStreamParser::feed(std::string_view bytes) {
   if (failure_) return false;
-  std::size_t start = 0;  // of the first unparsed line in pending_
+  std::size_t start = 0;               // of the first unparsed line in pending_
   std::size_t scan = pending_.size();  // bytes before it hold no '\n'
   // Grow in steps of the data at hand; the padding keeps On-Demand's reads in bounds.
   if (pending_.capacity() < pending_.size() + bytes.size() + simdjson::SIMDJSON_PADDING)
@@ -45,8 +45,9 @@ bool WatchStreamParser::feed(std::string_view bytes) {
     start = scan = newline + 1;
   }
   if (pending_.size() - start > max_event_bytes_)
-    return fail(Errc::decode_failed, "watch event on line " + std::to_string(lines_ + 1) + " is over the limit of " +
-                                         std::to_string(max_event_bytes_) + " bytes before its end");
+    return fail(Errc::decode_failed, "watch event on line " + std::to_string(lines_ + 1) +
+                                         " is over the limit of " + std::to_string(max_event_bytes_) +
+                                         " bytes before its end");
   pending_.erase(0, start);
   return true;
 }
@@ -54,7 +55,8 @@ bool WatchStreamParser::feed(std::string_view bytes) {
 bool WatchStreamParser::finish() {
   if (failure_) return false;
   std::size_t size = pending_.size();
-  while (size > 0 && (pending_[size - 1] == ' ' || pending_[size - 1] == '\r' || pending_[size - 1] == '\t')) --size;
+  while (size > 0 && (pending_[size - 1] == ' ' || pending_[size - 1] == '\r' || pending_[size - 1] == '\t'))
+    --size;
   if (size > 0 && !parse_line(0, size)) return false;
   pending_.clear();
   return true;
@@ -73,7 +75,8 @@ bool WatchStreamParser::parse_line(std::size_t offset, std::size_t size) {
   while (first < size && (line[first] == ' ' || line[first] == '\r' || line[first] == '\t')) ++first;
   if (first == size) return true;  // a keep-alive blank line
   const auto bad = [&](std::string_view what) {
-    return fail(Errc::decode_failed, "malformed watch event on line " + std::to_string(lines_) + ": " + std::string(what));
+    return fail(Errc::decode_failed,
+                "malformed watch event on line " + std::to_string(lines_) + ": " + std::string(what));
   };
   simdjson::ondemand::document doc;
   if (auto error = json_->parser.iterate(line, size, pending_.capacity() - offset).get(doc))

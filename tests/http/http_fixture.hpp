@@ -5,6 +5,9 @@
 // and eventually(pred, why) — a poll with a deadline that says what it waited for.
 #pragma once
 
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -13,10 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <catch2/catch.hpp>
 
 #include "actors/errors.hpp"
 #include "actors/shared_informer.hpp"
@@ -27,7 +26,8 @@ namespace kinformer::testing {
 
 /// Polls `done` until true (true), or fails the test with `why` after `deadline`.
 template <class Pred>
-bool eventually(Pred done, const std::string& why, std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
+bool eventually(Pred done, const std::string& why,
+                std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
   const auto end = std::chrono::steady_clock::now() + deadline;
   while (!done()) {
     if (std::chrono::steady_clock::now() > end) {
@@ -104,8 +104,8 @@ struct HttpFixture {
 
   /// An informer (not yet run) over `collection` of the server at `url`, whose
   /// handler and error handler record into `seen`.
-  std::unique_ptr<SharedInformer> informer(std::shared_ptr<http::Client> client, const std::string& collection,
-                                           std::int64_t page_size = 0) {
+  std::unique_ptr<SharedInformer> informer(std::shared_ptr<http::Client> client,
+                                           const std::string& collection, std::int64_t page_size = 0) {
     SharedInformerOptions options;
     options.source = std::make_shared<http::HttpListWatch>(std::move(client), collection);
     options.page_size = page_size;

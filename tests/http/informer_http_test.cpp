@@ -2,16 +2,15 @@
 // item 5): a paginated initial list of 10k objects, churn from another client,
 // watch-history expiry with tombstones, and server restarts with and without its
 // data file.
-#include <cstdio>
-#include <cstdlib>
-#include <map>
-#include <optional>
-#include <string>
-
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "tests/apiserver/test_server.hpp"
 #include "tests/http/http_fixture.hpp"
@@ -29,7 +28,8 @@ namespace {
 const std::string configmaps = kinformer::http::collection_path("", "v1", "configmaps", "default");
 
 std::string configmap(const std::string& name, const std::string& value = "v") {
-  return json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", value}}}}
+  return json{
+      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", value}}}}
       .dump();
 }
 
@@ -86,26 +86,31 @@ TEST_CASE("an informer over HTTP pages through 10k objects then matches the serv
     REQUIRE(r->status == 200);
   }
   for (int i = 0; i < 100; ++i) {
-    auto r = writer->request_sync({"DELETE", configmaps + "/cm-" + std::to_string(9999 - i), "", "application/json"});
+    auto r = writer->request_sync(
+        {"DELETE", configmaps + "/cm-" + std::to_string(9999 - i), "", "application/json"});
     REQUIRE(r);
     REQUIRE(r->status == 200);
   }
   for (int i = 0; i < 100; ++i) {
-    auto r = writer->request_sync({"POST", configmaps, configmap("new-" + std::to_string(i)), "application/json"});
+    auto r =
+        writer->request_sync({"POST", configmaps, configmap("new-" + std::to_string(i)), "application/json"});
     REQUIRE(r);
     REQUIRE(r->status == 201);
   }
   CHECK(writer->connections_opened() == 1);  // 500 requests over one kept-alive connection
   const auto expected = server_state(t.port());
   REQUIRE(expected.size() == 10000);
-  eventually([&] { return cache_state(*informer) == expected; }, "the cache to equal the server's list after churn");
-  eventually([&] { return f.seen.last() == expected; }, "the handler to have seen the final state of each object");
+  eventually([&] { return cache_state(*informer) == expected; },
+             "the cache to equal the server's list after churn");
+  eventually([&] { return f.seen.last() == expected; },
+             "the handler to have seen the final state of each object");
   informer->stop();
 }
 
-TEST_CASE("an informer relists with tombstones when its watch falls out of the server's history and follows "
-          "restarts with and without the data file",
-          "[http][item-5][integration]") {
+TEST_CASE(
+    "an informer relists with tombstones when its watch falls out of the server's history and follows "
+    "restarts with and without the data file",
+    "[http][item-5][integration]") {
   char pattern[] = "/tmp/kinformer-http-data-XXXXXX";
   const std::string dir = ::mkdtemp(pattern);
   const std::string data_file = dir + "/store.json";
@@ -117,7 +122,8 @@ TEST_CASE("an informer relists with tombstones when its watch falls out of the s
   HttpFixture f;
   auto client = make_client("http://127.0.0.1:" + std::to_string(options.port));
   std::optional<TestServer> t(std::in_place, options);
-  for (int i = 0; i < 10; ++i) REQUIRE(t->server().call("POST", configmaps, configmap("cm-" + std::to_string(i))).status == 201);
+  for (int i = 0; i < 10; ++i)
+    REQUIRE(t->server().call("POST", configmaps, configmap("cm-" + std::to_string(i))).status == 201);
   auto informer = f.informer(client, configmaps);
   informer->run();
   REQUIRE(informer->wait_for_sync(30s));
@@ -131,12 +137,17 @@ TEST_CASE("an informer relists with tombstones when its watch falls out of the s
     REQUIRE(t->server().call("DELETE", configmaps + "/cm-1").status == 200);
     for (int round = 0; round < 5; ++round)
       for (int i = 2; i < 10; ++i)
-        REQUIRE(t->server().call("PUT", configmaps + "/cm-" + std::to_string(i),
-                                 configmap("cm-" + std::to_string(i), "r" + std::to_string(round))).status == 200);
+        REQUIRE(t->server()
+                    .call("PUT", configmaps + "/cm-" + std::to_string(i),
+                          configmap("cm-" + std::to_string(i), "r" + std::to_string(round)))
+                    .status == 200);
     const auto expected = server_state(t->port());
     eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the restart");
-    eventually([&] { return f.seen.tombstones() == std::set<std::string>{"default/cm-0", "default/cm-1"}; },
-               "tombstones for the two objects deleted while the watch was away (a relist)");
+    eventually(
+        [&] {
+          return f.seen.tombstones() == std::set<std::string>{"default/cm-0", "default/cm-1"};
+        },
+        "tombstones for the two objects deleted while the watch was away (a relist)");
     CHECK(f.seen.saw_error(Errc::gone));  // the re-watch was too old: 410, then the relist
     CHECK(f.seen.last() == expected);
   }

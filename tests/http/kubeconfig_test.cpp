@@ -1,15 +1,15 @@
 // Unit tests of kubeconfig and in-cluster configuration (issue 8, item 2).
-#include <cstdlib>
-#include <fstream>
-#include <thread>
+#include "runtime/http/kubeconfig.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
 
 #include "runtime/http/client_config.hpp"
-#include "runtime/http/kubeconfig.hpp"
 
 using kinformer::http::BearerToken;
 using kinformer::http::ClientConfig;
@@ -127,7 +127,10 @@ TEST_CASE("KUBECONFIG lists several files and skips missing ones", "[http][kubec
   std::string saved = old ? old : "";
   ::setenv("KUBECONFIG", (dir.path() + "/missing.yaml:" + second + ":" + first).c_str(), 1);
   auto config = load_kubeconfig();
-  if (old) ::setenv("KUBECONFIG", saved.c_str(), 1); else ::unsetenv("KUBECONFIG");
+  if (old)
+    ::setenv("KUBECONFIG", saved.c_str(), 1);
+  else
+    ::unsetenv("KUBECONFIG");
   REQUIRE(config);
   CHECK(config->server == "https://prod.example");  // second.yaml came first this time
 }
@@ -136,7 +139,8 @@ TEST_CASE("malformed or incomplete kubeconfigs fail with a clear error and never
           "[http][kubeconfig][item-2][unit]") {
   TempDir dir;
   SECTION("malformed YAML") {
-    auto file = dir.write("bad.yaml", std::string("users:\n- name: u\n  user: {token: ") + secret + "\n  : [\n");
+    auto file =
+        dir.write("bad.yaml", std::string("users:\n- name: u\n  user: {token: ") + secret + "\n  : [\n");
     auto config = load_kubeconfig(KubeconfigOptions{{file}, ""});
     REQUIRE_FALSE(config);
     CHECK(config.error().message.find("is not valid YAML (line") != std::string::npos);
@@ -152,7 +156,8 @@ TEST_CASE("malformed or incomplete kubeconfigs fail with a clear error and never
     auto file = dir.write("c.yaml", first_file);
     auto config = load_kubeconfig(KubeconfigOptions{{file}, ""});
     REQUIRE_FALSE(config);
-    CHECK(config.error().message.find("certificate-authority file " + dir.path() + "/ca.pem") != std::string::npos);
+    CHECK(config.error().message.find("certificate-authority file " + dir.path() + "/ca.pem") !=
+          std::string::npos);
     CHECK(config.error().message.find(secret) == std::string::npos);
   }
   SECTION("a kubeconfig that is a list") {

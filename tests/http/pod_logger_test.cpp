@@ -3,13 +3,12 @@
 // deletes examples/manifests/nginx-pod.yaml and pod_logger logs ADD, UPDATE and
 // DELETE for default/nginx-pod. Skipped, with a message, only where kubectl is not
 // installed (as tests/apiserver/kubectl_test.cpp does).
-#include <cstdlib>
-#include <regex>
-#include <string>
-
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <regex>
+#include <string>
 
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/child_process.hpp"
@@ -44,9 +43,9 @@ class TempDir {
 
 // kubectl against `url` with an isolated HOME and no kubeconfig; its exit code.
 int kubectl(const std::string& path, const TempDir& dir, const std::string& url, const std::string& args) {
-  const std::string command = "env HOME='" + dir.path() + "' KUBECONFIG=/dev/null timeout 60 " + path + " --server " +
-                              url + " --cache-dir '" + dir.path() + "/cache' " + args + " > '" + dir / "kubectl.out" +
-                              "' 2>&1 < /dev/null";
+  const std::string command = "env HOME='" + dir.path() + "' KUBECONFIG=/dev/null timeout 60 " + path +
+                              " --server " + url + " --cache-dir '" + dir.path() + "/cache' " + args +
+                              " > '" + dir / "kubectl.out" + "' 2>&1 < /dev/null";
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -61,14 +60,16 @@ TEST_CASE("pod_logger logs ADD, UPDATE and DELETE for the pod kubectl applies, l
     return;
   }
   TempDir dir;
-  ChildProcess server(bin_dir + "/kinformer", {"apiserver", "--port", "0"}, dir / "server.out", dir / "server.err");
+  ChildProcess server(bin_dir + "/kinformer", {"apiserver", "--port", "0"}, dir / "server.out",
+                      dir / "server.err");
   REQUIRE(server.started());
   std::string url;
   eventually(
       [&] {
         std::smatch m;
         const std::string out = server.out();
-        if (!std::regex_search(out, m, std::regex("serving on (http://127\\.0\\.0\\.1:[0-9]+)"))) return false;
+        if (!std::regex_search(out, m, std::regex("serving on (http://127\\.0\\.0\\.1:[0-9]+)")))
+          return false;
         url = m[1];
         return true;
       },
@@ -77,7 +78,8 @@ TEST_CASE("pod_logger logs ADD, UPDATE and DELETE for the pod kubectl applies, l
 
   ChildProcess logger(bin_dir + "/pod_logger", {"--server", url}, dir / "logger.out", dir / "logger.err");
   REQUIRE(logger.started());
-  eventually([&] { return logger.err().find("synced") != std::string::npos; }, "pod_logger to sync its (empty) cache");
+  eventually([&] { return logger.err().find("synced") != std::string::npos; },
+             "pod_logger to sync its (empty) cache");
 
   INFO("pod_logger stdout: " << logger.out() << "\npod_logger stderr: " << logger.err());
   REQUIRE(kubectl(kubectl_path, dir, url, "apply -f " + manifest) == 0);
@@ -93,5 +95,6 @@ TEST_CASE("pod_logger logs ADD, UPDATE and DELETE for the pod kubectl applies, l
   CHECK(logger.stop() == 0);
   CHECK(server.stop() == 0);
   CHECK(logger.out() ==
-        "ADD event for default/nginx-pod\nUPDATE event for default/nginx-pod\nDELETE event for default/nginx-pod\n");
+        "ADD event for default/nginx-pod\nUPDATE event for default/nginx-pod\nDELETE event for "
+        "default/nginx-pod\n");
 }

@@ -3,12 +3,11 @@
 // to the watch error handler, followed by a relist or re-watch, the process alive
 // and the cache converging. The server is a scripted raw one (tests/support).
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <future>
 #include <mutex>
-#include <thread>
 #include <string>
-
-#include <catch2/catch.hpp>
+#include <thread>
 
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/objects.hpp"
@@ -28,7 +27,8 @@ namespace {
 const std::string pods = kinformer::http::collection_path("", "v1", "pods", "default");
 
 std::string pod_list(const std::string& rv, std::initializer_list<std::string> names) {
-  std::string body = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" + rv + R"("},"items":[)";
+  std::string body =
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":")" + rv + R"("},"items":[)";
   bool first = true;
   for (const auto& name : names) {
     if (!first) body += ',';
@@ -55,11 +55,13 @@ struct FaultyServer {
       : server([this, bad_parts](const std::string& head, std::size_t) -> std::vector<RawPart> {
           if (!is_watch(head)) {
             const int n = ++lists;
-            const std::string body = n == 1 ? pod_list("10", {"a", "b"}) : pod_list("20", {"a", "b", "c", "d"});
+            const std::string body =
+                n == 1 ? pod_list("10", {"a", "b"}) : pod_list("20", {"a", "b", "c", "d"});
             return {{RawHttpServer::response(200, body)}};
           }
           if (++watches == 1) {
-            std::vector<RawPart> parts{{RawHttpServer::chunked_head()}, {RawHttpServer::chunk(event("ADDED", "c", "11"))}};
+            std::vector<RawPart> parts{{RawHttpServer::chunked_head()},
+                                       {RawHttpServer::chunk(event("ADDED", "c", "11"))}};
             parts.insert(parts.end(), bad_parts.begin(), bad_parts.end());
             return parts;
           }
@@ -71,7 +73,8 @@ void expect_recovery(HttpFixture& f, FaultyServer& s, kinformer::SharedInformer&
                      const std::string& text) {
   eventually([&] { return f.seen.saw_error(code, text); }, "the watch error handler to be told: " + text);
   eventually([&] { return s.lists >= 2; }, "a relist after the bad stream");
-  eventually([&] { return informer.indexer().size() == 4; }, "the cache to hold a, b, c and d from the relist");
+  eventually([&] { return informer.indexer().size() == 4; },
+             "the cache to hold a, b, c and d from the relist");
   CHECK(informer.indexer().get_by_key("default/c"));
 }
 
@@ -79,7 +82,8 @@ void expect_recovery(HttpFixture& f, FaultyServer& s, kinformer::SharedInformer&
 
 TEST_CASE("a malformed watch event is reported and followed by a relist", "[http][item-5][integration]") {
   FaultyServer s({{RawHttpServer::chunk("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\n")},
-                  {RawHttpServer::chunk(event("ADDED", "x", "12"))}, {RawHttpServer::last_chunk()}});
+                  {RawHttpServer::chunk(event("ADDED", "x", "12"))},
+                  {RawHttpServer::last_chunk()}});
   HttpFixture f;
   auto informer = f.informer(make_client(s.server.url()), pods);
   informer->run();
@@ -89,9 +93,11 @@ TEST_CASE("a malformed watch event is reported and followed by a relist", "[http
   informer->stop();
 }
 
-TEST_CASE("a watch event over the size limit is reported and followed by a relist", "[http][item-5][integration]") {
-  FaultyServer s({{RawHttpServer::chunk(std::string(R"({"type":"ADDED","object":{"pad":")") + std::string(20000, 'x'))},
-                  {"", true}});
+TEST_CASE("a watch event over the size limit is reported and followed by a relist",
+          "[http][item-5][integration]") {
+  FaultyServer s(
+      {{RawHttpServer::chunk(std::string(R"({"type":"ADDED","object":{"pad":")") + std::string(20000, 'x'))},
+       {"", true}});
   kinformer::http::ClientConfig config;
   config.server = s.server.url();
   config.max_event_bytes = 8192;
@@ -114,16 +120,18 @@ TEST_CASE("a truncated chunk is reported as a broken connection and the watch is
   eventually([&] { return f.seen.saw_error(Errc::connection_failed, "watch stream failed"); },
              "the truncated stream to be reported");
   eventually([&] { return s.watches >= 2; }, "a new watch after the truncated one");
-  eventually([&] { return informer->indexer().size() == 3; }, "a, b and c (the event before the cut) in the cache");
+  eventually([&] { return informer->indexer().size() == 3; },
+             "a, b and c (the event before the cut) in the cache");
   informer->stop();
 }
 
 TEST_CASE("an ERROR event with 410 mid-stream leads to a relist", "[http][item-5][integration]") {
-  FaultyServer s({{RawHttpServer::chunk(
-                      R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-                      R"x("message":"too old resource version: 10 (15)","reason":"Expired","code":410}})x"
-                      "\n")},
-                  {RawHttpServer::last_chunk()}});
+  FaultyServer s(
+      {{RawHttpServer::chunk(
+           R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+           R"x("message":"too old resource version: 10 (15)","reason":"Expired","code":410}})x"
+           "\n")},
+       {RawHttpServer::last_chunk()}});
   HttpFixture f;
   auto informer = f.informer(make_client(s.server.url()), pods);
   informer->run();
@@ -153,7 +161,10 @@ TEST_CASE("a 429 on the watch is honoured with its Retry-After and the watch com
 
 TEST_CASE("a refused connection is reported as connection_failed", "[http][item-1][integration]") {
   std::uint16_t port = 0;
-  { RawHttpServer gone([](const std::string&, std::size_t) { return std::vector<RawPart>{}; }); port = gone.port(); }
+  {
+    RawHttpServer gone([](const std::string&, std::size_t) { return std::vector<RawPart>{}; });
+    port = gone.port();
+  }
   auto client = make_client("http://127.0.0.1:" + std::to_string(port));
   kinformer::http::HttpListWatch lw(client, pods);
   std::promise<kinformer::Result<kinformer::ObjectList>> answer;

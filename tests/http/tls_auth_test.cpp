@@ -3,10 +3,9 @@
 // ever appearing in an error, and client certificates are presented. Certificates
 // come from the openssl CLI. The embedded API server has no client-CA option yet,
 // so client certificates are checked against a raw TLS server (tests/support).
+#include <catch2/catch.hpp>
 #include <future>
 #include <string>
-
-#include <catch2/catch.hpp>
 
 #include "tests/apiserver/test_server.hpp"
 #include "tests/http/http_fixture.hpp"
@@ -36,7 +35,8 @@ kinformer::Result<kinformer::ObjectList> list_once(kinformer::http::ClientConfig
 
 }  // namespace
 
-TEST_CASE("TLS verifies the CA and the hostname and refuses either mismatch clearly", "[http][tls][item-5][integration]") {
+TEST_CASE("TLS verifies the CA and the hostname and refuses either mismatch clearly",
+          "[http][tls][item-5][integration]") {
   TestCerts certs;
   REQUIRE(certs.ok());
   kinformer::apiserver::ServerOptions options;
@@ -97,12 +97,14 @@ TEST_CASE("a bearer token is accepted and a wrong one refused without showing ei
   CHECK(config.describe().find("a-wrong-token-5678") == std::string::npos);
 }
 
-TEST_CASE("a client certificate is presented to a server that demands one", "[http][tls][item-5][integration]") {
+TEST_CASE("a client certificate is presented to a server that demands one",
+          "[http][tls][item-5][integration]") {
   TestCerts certs;
   REQUIRE(certs.ok());
   RawHttpServer server(
       [](const std::string&, std::size_t) -> std::vector<RawPart> {
-        return {{RawHttpServer::response(200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"3"},"items":[]})")}};
+        return {{RawHttpServer::response(
+            200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"3"},"items":[]})")}};
       },
       {certs.path("server.crt"), certs.path("server.key"), certs.path("ca.crt")});
   kinformer::http::ClientConfig config;

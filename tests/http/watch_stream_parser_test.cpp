@@ -1,10 +1,11 @@
 // Unit tests of the watch stream's line parser and of the Status → Error mapping
 // (issue 8, item 1): pieces split anywhere, bookmarks, and every kind of bad input.
+#include "runtime/http/watch_stream_parser.hpp"
+
 #include <catch2/catch.hpp>
 
 #include "runtime/http/api_status.hpp"
 #include "runtime/http/list_decoder.hpp"
-#include "runtime/http/watch_stream_parser.hpp"
 #include "tests/support/objects.hpp"
 
 using kinformer::Errc;
@@ -37,10 +38,12 @@ TEST_CASE("events split at every byte boundary parse the same as whole lines", "
   }
 }
 
-TEST_CASE("a bookmark carries its resourceVersion and the initial-events-end marker", "[http][item-1][unit]") {
+TEST_CASE("a bookmark carries its resourceVersion and the initial-events-end marker",
+          "[http][item-1][unit]") {
   WatchStreamParser parser(1 << 20);
-  REQUIRE(parser.feed(event("BOOKMARK", R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"42",)"
-                                        R"("annotations":{"k8s.io/initial-events-end":"true"}}})")));
+  REQUIRE(
+      parser.feed(event("BOOKMARK", R"({"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"42",)"
+                                    R"("annotations":{"k8s.io/initial-events-end":"true"}}})")));
   REQUIRE(parser.feed("\n"));  // a blank keep-alive line is skipped
   auto events = parser.take_events();
   REQUIRE(events.size() == 1);
@@ -53,7 +56,8 @@ TEST_CASE("a bookmark carries its resourceVersion and the initial-events-end mar
 TEST_CASE("a malformed line ends the stream with decode_failed after the good events before it",
           "[http][item-1][unit]") {
   WatchStreamParser parser(1 << 20);
-  CHECK_FALSE(parser.feed(event("ADDED", pod_json("a", "5")) + "{\"type\":\"ADDED\",\"object\":{\"metadata\":\n" +
+  CHECK_FALSE(parser.feed(event("ADDED", pod_json("a", "5")) +
+                          "{\"type\":\"ADDED\",\"object\":{\"metadata\":\n" +
                           event("ADDED", pod_json("b", "6"))));
   REQUIRE(parser.failure());
   CHECK(parser.failure()->code == Errc::decode_failed);
@@ -96,9 +100,10 @@ TEST_CASE("an event over the size limit ends the stream without buffering the re
 
 TEST_CASE("an ERROR event ends the stream with the Status's error", "[http][item-1][unit]") {
   WatchStreamParser parser(1 << 20);
-  CHECK_FALSE(parser.feed(event("ADDED", pod_json("a", "5")) +
-                          event("ERROR", R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-                                         R"x("message":"too old resource version: 1 (5)","reason":"Expired","code":410})x")));
+  CHECK_FALSE(parser.feed(
+      event("ADDED", pod_json("a", "5")) +
+      event("ERROR", R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                     R"x("message":"too old resource version: 1 (5)","reason":"Expired","code":410})x")));
   REQUIRE(parser.failure());
   CHECK(parser.failure()->code == Errc::gone);
   CHECK(parser.failure()->message.find("too old resource version") != std::string::npos);
@@ -117,24 +122,28 @@ TEST_CASE("a last line without a newline is parsed at the clean end", "[http][it
 
 TEST_CASE("HTTP answers map to the errors the Reflector acts on", "[http][item-1][unit]") {
   using kinformer::http::error_from_response;
-  CHECK(error_from_response(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"gone"})", "").code ==
-        Errc::gone);
-  auto throttled = error_from_response(429, R"({"kind":"Status","code":429,"reason":"TooManyRequests"})", "7");
+  CHECK(error_from_response(410, R"({"kind":"Status","code":410,"reason":"Expired","message":"gone"})", "")
+            .code == Errc::gone);
+  auto throttled =
+      error_from_response(429, R"({"kind":"Status","code":429,"reason":"TooManyRequests"})", "7");
   CHECK(throttled.code == Errc::too_many_requests);
   CHECK(kinformer::retry_after(throttled) == std::chrono::seconds(7));
   CHECK(kinformer::retry_after(error_from_response(429, "", "")) == std::chrono::seconds(1));
-  CHECK(error_from_response(504, R"({"code":504,"reason":"Timeout","message":"Too large resource version: 9"})", "")
+  CHECK(error_from_response(
+            504, R"({"code":504,"reason":"Timeout","message":"Too large resource version: 9"})", "")
             .code == Errc::too_large_rv);
   auto internal = error_from_response(503, "upstream down", "");
   CHECK(internal.code == Errc::server_error);
   CHECK(internal.message == "HTTP 503: upstream down");
-  auto not_found = error_from_response(404, R"({"code":404,"reason":"NotFound","message":"pods \"x\" not found"})", "");
+  auto not_found =
+      error_from_response(404, R"({"code":404,"reason":"NotFound","message":"pods \"x\" not found"})", "");
   CHECK(not_found.message == "HTTP 404 NotFound: pods \"x\" not found");
 }
 
 TEST_CASE("a list body decodes its items, resourceVersion and continue token", "[http][item-1][unit]") {
-  std::string body = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"abc"},"items":[)" +
-                     pod_json("a", "5") + "," + pod_json("b", "6") + "]}";
+  std::string body =
+      R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9","continue":"abc"},"items":[)" +
+      pod_json("a", "5") + "," + pod_json("b", "6") + "]}";
   body.reserve(body.size() + 64);
   auto list = kinformer::http::decode_list(body, body.capacity());
   REQUIRE(list);
@@ -143,7 +152,8 @@ TEST_CASE("a list body decodes its items, resourceVersion and continue token", "
   REQUIRE(list->items.size() == 2);
   CHECK(list->items[1]->name() == "b");
 
-  std::string broken = R"({"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}},{"metadata":]})";
+  std::string broken =
+      R"({"metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"a"}},{"metadata":]})";
   broken.reserve(broken.size() + 64);
   auto failed = kinformer::http::decode_list(broken, broken.capacity());
   REQUIRE_FALSE(failed);

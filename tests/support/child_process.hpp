@@ -5,6 +5,10 @@
 // SIGKILL) when the object goes.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -13,16 +17,13 @@
 #include <thread>
 #include <vector>
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 namespace kinformer::testing {
 
 class ChildProcess {
  public:
   /// Starts `program` with `args`; output goes to out_file / err_file (created).
-  ChildProcess(const std::string& program, std::vector<std::string> args, std::string out_file, std::string err_file)
+  ChildProcess(const std::string& program, std::vector<std::string> args, std::string out_file,
+               std::string err_file)
       : out_file_(std::move(out_file)), err_file_(std::move(err_file)) {
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -59,7 +60,8 @@ class ChildProcess {
   /// Waits up to `timeout` for the process to exit by itself; its exit code, or -1 still running.
   int wait_exit(std::chrono::milliseconds timeout) {
     const auto end = std::chrono::steady_clock::now() + timeout;
-    while (running() && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    while (running() && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return running() ? -1 : exit_code_;
   }
   /// SIGTERM, up to 10 s to exit, then SIGKILL. Returns the exit code (-1 if killed).

@@ -1,16 +1,15 @@
 #include "tests/support/raw_http_server.hpp"
 
-#include <chrono>
-#include <cstdio>
-
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
+#include <chrono>
+#include <cstdio>
 
 namespace kinformer::testing {
 namespace {
@@ -19,7 +18,9 @@ namespace {
 struct Io {
   int fd;
   SSL* ssl;
-  long read(char* buffer, int size) const { return ssl ? SSL_read(ssl, buffer, size) : ::recv(fd, buffer, size, 0); }
+  long read(char* buffer, int size) const {
+    return ssl ? SSL_read(ssl, buffer, size) : ::recv(fd, buffer, size, 0);
+  }
   bool write(const std::string& bytes) const {
     std::size_t done = 0;
     while (done < bytes.size()) {
@@ -144,8 +145,9 @@ std::string RawHttpServer::chunk(const std::string& data) {
 }
 
 std::string RawHttpServer::response(int status, const std::string& body, const std::string& extra_headers) {
-  return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\nConnection: close\r\n" + extra_headers + "\r\n" + body;
+  return "HTTP/1.1 " + std::to_string(status) +
+         " X\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n" + extra_headers + "\r\n" + body;
 }
 
 }  // namespace kinformer::testing

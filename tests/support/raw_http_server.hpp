@@ -74,8 +74,8 @@ class RawHttpServer {
   std::atomic<std::size_t> requests_{0};
   std::atomic<std::size_t> failed_handshakes_{0};
   mutable std::mutex mu_;
-  std::vector<std::string> heads_;         // guarded by mu_
-  std::vector<std::thread> connections_;   // guarded by mu_
+  std::vector<std::string> heads_;        // guarded by mu_
+  std::vector<std::thread> connections_;  // guarded by mu_
   std::thread acceptor_;
 };
 

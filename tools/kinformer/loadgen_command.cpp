@@ -76,7 +76,8 @@ std::string configmap(const std::string& name, const std::string& payload) {
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<std::size_t>(p * static_cast<double>(values.size())))];
+  return values[std::min(values.size() - 1,
+                         static_cast<std::size_t>(p * static_cast<double>(values.size())))];
 }
 
 int run_loadgen(int argc, char** argv) {
@@ -145,8 +146,8 @@ int run_loadgen(int argc, char** argv) {
     return 1;
   }
   const std::string collection = kinformer::http::collection_path("", "v1", "configmaps", ns);
-  std::fprintf(stderr, "kinformer loadgen: %s, namespace %s, %.0f ops/s for %.1f s\n", config->describe().c_str(),
-               ns.c_str(), o.rate, o.duration);
+  std::fprintf(stderr, "kinformer loadgen: %s, namespace %s, %.0f ops/s for %.1f s\n",
+               config->describe().c_str(), ns.c_str(), o.rate, o.duration);
 
   std::mt19937_64 random(o.seed);
   std::uniform_real_distribution<double> coin(0, 1);
@@ -160,10 +161,12 @@ int run_loadgen(int argc, char** argv) {
     return text;
   };
   const auto start = Clock::now();
-  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
+  const auto end =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration));
   auto next_progress = start + std::chrono::seconds(1);
   for (std::uint64_t i = 0;; ++i) {
-    const auto due = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / o.rate));
+    const auto due =
+        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(i / o.rate));
     if (due >= end) break;
     std::this_thread::sleep_until(due);
     const double r = coin(random);
@@ -200,8 +203,8 @@ int run_loadgen(int argc, char** argv) {
     if (!ok) {
       ++tally.errors;
       if (tally.first_error.empty())
-        tally.first_error = response ? "HTTP " + std::to_string(response->status) + " on " + request.method + ": " +
-                                           response->body.substr(0, 200)
+        tally.first_error = response ? "HTTP " + std::to_string(response->status) + " on " + request.method +
+                                           ": " + response->body.substr(0, 200)
                                      : response.error().to_string();
       if (!response && tally.ops() == 1) {
         std::fprintf(stderr, "kinformer loadgen: %s\n", tally.first_error.c_str());
@@ -220,19 +223,25 @@ int run_loadgen(int argc, char** argv) {
     if (Clock::now() >= next_progress) {
       next_progress += std::chrono::seconds(1);
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      std::fprintf(stderr, "loadgen: %5.1fs  ops %llu (create %llu, update %llu, delete %llu)  errors %llu  %.0f ops/s  live %zu\n",
-                   elapsed, static_cast<unsigned long long>(tally.ops()), static_cast<unsigned long long>(tally.creates),
-                   static_cast<unsigned long long>(tally.updates), static_cast<unsigned long long>(tally.deletes),
+      std::fprintf(stderr,
+                   "loadgen: %5.1fs  ops %llu (create %llu, update %llu, delete %llu)  errors %llu  %.0f "
+                   "ops/s  live %zu\n",
+                   elapsed, static_cast<unsigned long long>(tally.ops()),
+                   static_cast<unsigned long long>(tally.creates),
+                   static_cast<unsigned long long>(tally.updates),
+                   static_cast<unsigned long long>(tally.deletes),
                    static_cast<unsigned long long>(tally.errors), tally.ops() / elapsed, live.size());
     }
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf("loadgen: %llu operations in %.1f s (%.0f ops/s, target %.0f): %llu creates, %llu updates, %llu deletes, "
-              "%llu errors; latency p50 %.2f ms, p99 %.2f ms; %zu objects live\n",
-              static_cast<unsigned long long>(tally.ops()), elapsed, tally.ops() / elapsed, o.rate,
-              static_cast<unsigned long long>(tally.creates), static_cast<unsigned long long>(tally.updates),
-              static_cast<unsigned long long>(tally.deletes), static_cast<unsigned long long>(tally.errors),
-              percentile(tally.latencies_ms, 0.5), percentile(tally.latencies_ms, 0.99), live.size());
+  std::printf(
+      "loadgen: %llu operations in %.1f s (%.0f ops/s, target %.0f): %llu creates, %llu updates, %llu "
+      "deletes, "
+      "%llu errors; latency p50 %.2f ms, p99 %.2f ms; %zu objects live\n",
+      static_cast<unsigned long long>(tally.ops()), elapsed, tally.ops() / elapsed, o.rate,
+      static_cast<unsigned long long>(tally.creates), static_cast<unsigned long long>(tally.updates),
+      static_cast<unsigned long long>(tally.deletes), static_cast<unsigned long long>(tally.errors),
+      percentile(tally.latencies_ms, 0.5), percentile(tally.latencies_ms, 0.99), live.size());
   if (!tally.first_error.empty()) std::printf("loadgen: first error: %s\n", tally.first_error.c_str());
   return tally.errors == 0 ? 0 : 1;
 }
