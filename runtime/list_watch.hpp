@@ -3,7 +3,8 @@
 // ListWatch: where a Reflector gets its objects — one list call (a page) and one
 // watch stream at a time (client-go ListerWatcher; informer-semantics.md §5, §8;
 // kube-api-protocol.md A4–A5). Implementations: the in-memory source for tests and
-// demos (runtime/memory_source.hpp) and, later, the HTTP client of a real cluster.
+// demos (runtime/memory_source.hpp) and the HTTP client of a real cluster or the
+// embedded server (runtime/http/http_list_watch.hpp).
 //
 // Contract
 //   * Calls return at once; results arrive through the callbacks, possibly on
@@ -26,7 +27,10 @@
 //     what arrives (a socket that is not read), resume() delivers it in order. A
 //     source that cannot pause ignores them.
 //   * A malformed event is reported as a WatchEvent of type error with
-//     Errc::decode_failed; the stream goes on.
+//     Errc::decode_failed; the stream goes on. A byte-stream source that cannot
+//     trust what follows a bad line (the HTTP client) instead delivers the events
+//     before it and closes the watch with that Errc::decode_failed error, so the
+//     Reflector relists rather than missing the event for good.
 // Threading: list() and watch() may be called from any thread; one Reflector uses
 //   one ListWatch at a time.
 #pragma once

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <future>
+#include <mutex>
 #include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -165,4 +167,50 @@ TEST_CASE(
   informer->stop();
   t.reset();
   std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("list and watch send selectors and the watch-list parameters the embedded server honours",
+          "[http][item-1][integration]") {
+  TestServer t;
+  t.create_configmap("web-0", {{"app", "web"}});
+  t.create_configmap("db-0", {{"app", "db"}});
+  auto client = make_client(t.server().url());
+  kinformer::http::HttpListWatch lw(client, configmaps);
+
+  kinformer::ListOptions list_options;
+  list_options.label_selector = "app=web";
+  std::promise<kinformer::Result<kinformer::ObjectList>> listed;
+  lw.list(list_options, [&](kinformer::Result<kinformer::ObjectList> r) { listed.set_value(std::move(r)); });
+  auto list = listed.get_future().get();
+  REQUIRE(list);
+  REQUIRE(list->items.size() == 1);
+  CHECK(list->items[0]->name() == "web-0");
+
+  // watch-list: ADDED for the matching state, then the initial-events-end bookmark
+  kinformer::WatchOptions watch_options;
+  watch_options.send_initial_events = true;
+  watch_options.resource_version_match = "NotOlderThan";
+  watch_options.field_selector = "metadata.name=db-0";
+  std::mutex mu;
+  std::vector<kinformer::WatchEvent> events;
+  auto watch = lw.watch(
+      watch_options,
+      [&](std::vector<kinformer::WatchEvent> batch) {
+        std::lock_guard<std::mutex> lock(mu);
+        for (auto& e : batch) events.push_back(std::move(e));
+      },
+      [](kinformer::Result<void>) {});
+  eventually(
+      [&] {
+        std::lock_guard<std::mutex> lock(mu);
+        return events.size() >= 2;
+      },
+      "the watch-list's ADDED and its initial-events-end bookmark");
+  watch->stop();
+  std::lock_guard<std::mutex> lock(mu);
+  REQUIRE(events.size() == 2);
+  CHECK(events[0].type == kinformer::WatchEventType::added);
+  CHECK(events[0].object->name() == "db-0");
+  CHECK(events[1].type == kinformer::WatchEventType::bookmark);
+  CHECK(events[1].initial_events_end);
 }
