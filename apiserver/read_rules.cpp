@@ -100,11 +100,6 @@ ApiResult<WatchStart> plan_watch(const Store& store, const WatchParams& params) 
     start.replay_state = true;
     return start;
   }
-  // A resourceVersion this server never reached (e.g. after a restart without its
-  // data file) is kube-apiserver's 504, as for lists: the client relists at ""
-  // instead of waiting for events that may never come.
-  if (const auto current = store.revision(); *rv > current)
-    return too_large_resource_version(params.resource_version, current);
   start.start_after = *rv;
   const auto compacted = store.compacted_through();
   if (*rv < compacted)
