@@ -287,6 +287,10 @@ struct Pipeline {
     options.source = source;
     options.page_size = page_size;
     options.backoff.initial = std::chrono::milliseconds(1);
+    // BENCH_HIGH_WATER_MARK overrides the FIFO depth that pauses the watch (default 10000),
+    // to show how much of the time the pipeline spends paused.
+    if (const char* mark = std::getenv("BENCH_HIGH_WATER_MARK"))
+      options.high_water_mark = std::strtoul(mark, nullptr, 10);
     informer = std::make_unique<kinformer::SharedInformer>(*system, options);
     kinformer::HandlerFuncs funcs;
     funcs.on_add = [this](const kinformer::ObjectPtr&, bool) { ++adds; };
