@@ -3,9 +3,13 @@
 // ever appearing in an error, and client certificates are presented. Certificates
 // come from the openssl CLI. The embedded API server has no client-CA option yet,
 // so client certificates are checked against a raw TLS server (tests/support).
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <fstream>
 #include <future>
 #include <string>
+#include <thread>
 
 #include "tests/apiserver/test_server.hpp"
 #include "tests/http/http_fixture.hpp"
@@ -130,4 +134,34 @@ TEST_CASE("a client certificate is presented to a server that demands one",
     REQUIRE_FALSE(client);
     CHECK(client.error().message.find("client key is not a readable PEM key") != std::string::npos);
   }
+}
+
+TEST_CASE("a token file rewritten in place is sent from the next request on",
+          "[http][auth][item-2][integration]") {
+  RawHttpServer server([](const std::string&, std::size_t) -> std::vector<RawPart> {
+    return {{RawHttpServer::response(
+        200, R"({"kind":"ConfigMapList","metadata":{"resourceVersion":"1"},"items":[]})")}};
+  });
+  char pattern[] = "/tmp/kinformer-token-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  const std::string token_file = dir + "/token";
+  std::ofstream(token_file) << "first-token\n";
+  kinformer::http::ClientConfig config;
+  config.server = server.url();
+  config.token_file = token_file;
+  auto client = make_client(config);  // one client: its token is re-read, not rebuilt
+  const auto request = [&] {
+    auto response = client->request_sync({"GET", configmaps, "", "application/json"});
+    REQUIRE(response);
+    CHECK(response->status == 200);
+  };
+  request();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a new mtime even on coarse clocks
+  std::ofstream(token_file) << "second-token-rotated\n";
+  request();
+  const auto heads = server.heads();
+  REQUIRE(heads.size() == 2);
+  CHECK(heads[0].find("Authorization: Bearer first-token\r\n") != std::string::npos);
+  CHECK(heads[1].find("Authorization: Bearer second-token-rotated\r\n") != std::string::npos);
+  std::system(("rm -rf '" + dir + "'").c_str());
 }
