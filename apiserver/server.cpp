@@ -537,7 +537,13 @@ const ResourceRegistry& Server::registry() const { return impl_->registry; }
 
 ServerStats Server::stats() const {
   const auto& c = impl_->counters;
-  return ServerStats{c.requests.load(), c.watches_started.load(), c.watches_active.load(), c.slow_watchers_closed.load()};
+  ServerStats out{c.requests.load(), c.watches_started.load(), c.watches_active.load(), c.slow_watchers_closed.load()};
+  if (impl_->persistence) {
+    auto log = impl_->persistence->log_stats();
+    out.log_records = log.records;
+    out.log_syncs = log.syncs;
+  }
+  return out;
 }
 
 }  // namespace kinformer::apiserver

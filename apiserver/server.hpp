@@ -65,6 +65,8 @@ struct ServerStats {
   std::uint64_t watches_started = 0;
   std::uint64_t watches_active = 0;
   std::uint64_t slow_watchers_closed = 0;
+  std::uint64_t log_records = 0;  // with a data file: write-ahead log records written ...
+  std::uint64_t log_syncs = 0;    // ... and the fdatasyncs that made them durable (group commit)
 };
 
 class Server {

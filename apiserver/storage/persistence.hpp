@@ -77,6 +77,7 @@ class Persistence {
   }
   bool wait_durable(std::uint64_t seq) { return wal_->wait_durable(seq); }
   std::uint64_t compactions() const;
+  WriteAheadLog::Stats log_stats() const { return wal_->stats(); }
   Result<void> close();
 
  private:

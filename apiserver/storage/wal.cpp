@@ -90,6 +90,11 @@ Result<std::uint64_t> WriteAheadLog::rotate() {
   return rotated_number_;
 }
 
+WriteAheadLog::Stats WriteAheadLog::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
 std::uint64_t WriteAheadLog::segment_bytes() const { return segment_bytes_.load(); }
 
 std::optional<Error> WriteAheadLog::failure() const {
@@ -152,7 +157,11 @@ void WriteAheadLog::run() {
                    written.error().message.c_str());
     }
     ok = !failure_;
-    if (ok) durable_ = last_seq;
+    if (ok) {
+      durable_ = last_seq;
+      stats_.records += batch.size();
+      stats_.syncs += (before.empty() ? 0 : 1) + (after.empty() ? 0 : 1);
+    }
     auto end = ok ? waiters_.upper_bound(durable_) : waiters_.end();
     for (auto it = waiters_.begin(); it != end; ++it) done.push_back(std::move(it->second));
     waiters_.erase(waiters_.begin(), end);

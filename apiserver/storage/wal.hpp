@@ -67,6 +67,12 @@ class WriteAheadLog final : public StoreLog {
   /// Returns the new segment's number.
   Result<std::uint64_t> rotate();
   std::uint64_t segment_bytes() const;
+  /// Records written and fdatasync calls made so far: records per sync is the group-commit batch.
+  struct Stats {
+    std::uint64_t records = 0;
+    std::uint64_t syncs = 0;
+  };
+  Stats stats() const;
   /// The error that failed the log, if one did.
   std::optional<Error> failure() const;
   Result<void> close();
@@ -94,6 +100,7 @@ class WriteAheadLog final : public StoreLog {
   std::optional<Error> failure_;               // guarded by mu_
   bool stopping_ = false;                      // guarded by mu_
   bool closed_ = false;                        // guarded by mu_
+  Stats stats_;                                // guarded by mu_
 
   // Committer thread only (segment_bytes_ also read by segment_bytes()).
   int fd_ = -1;
