@@ -125,14 +125,21 @@ void WriteAheadLog::run() {
     std::string before, after;
     std::uint64_t newest = 0;
     auto seq = last_seq - batch.size();
+    Result<void> written;
     for (const auto& events : batch) {
       ++seq;
       if (events.empty()) continue;
       bool goes_after = rotate && seq > *rotate;
-      append_record(goes_after ? after : before, encode_events(events));
+      auto payload = encode_events(events);
+      if (payload.size() > max_record_bytes) {  // its length would not fit the frame: never write it
+        written = Error{Errc::server_error, "a write of " + std::to_string(payload.size()) +
+                                                " bytes exceeds the log's record limit"};
+        break;
+      }
+      append_record(goes_after ? after : before, payload);
       newest = events.back()->resource_version;
     }
-    Result<void> written;
+    ok = ok && written;
     if (ok && !before.empty()) written = write_and_sync(fd_, before, segment_path_(segment_number_));
     if (ok && written && rotate) {
       auto next = create_segment(segment_number_ + 1);

@@ -1,8 +1,10 @@
 // Tests of the durable store (apiserver/storage/): checksums, log framing, snapshot
 // validation and recovery from the files a crash leaves behind (issue 10).
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -336,4 +338,34 @@ TEST_CASE("a log that passes its size limit is compacted into the snapshot while
   REQUIRE(Persistence::open(recovered, registry, {crashed.path + "/state.json"}));
   CHECK(recovered.revision() == last);
   CHECK(recovered.list(cms, {})->items.size() == 300);
+}
+
+TEST_CASE("a log that cannot write fails for good and tells no waiter its write is durable",
+          "[apiserver][storage][item-10][unit]") {
+  auto registry = ResourceRegistry::with_builtins();
+  const auto& cms = *registry.find("", "v1", "configmaps");
+  TempDir dir;
+  Store store(registry);
+  auto p = Persistence::open(store, registry, {dir.path + "/state.json"});
+  REQUIRE(p);
+  REQUIRE(store.create(cms, "default", configmap("before"), false));
+  REQUIRE((*p)->wait_durable((*p)->sync_point()));
+  // A file size limit makes the next append fail with EFBIG (SIGXFSZ ignored meanwhile).
+  rlimit saved{};
+  ::getrlimit(RLIMIT_FSIZE, &saved);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit tiny = saved;
+  tiny.rlim_cur = 1024;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &tiny) == 0);
+  REQUIRE(store.create(cms, "default", configmap("lost", std::string(4000, 'x')), false));
+  bool durable = (*p)->wait_durable((*p)->sync_point());
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, old_handler);
+  CHECK_FALSE(durable);
+  std::vector<EventPtr> seen;
+  REQUIRE(store.events_after(store.revision() - 2, 10, seen));
+  CHECK(seen.size() == 1);  // watchers never see the write that is not durable
+  REQUIRE(store.create(cms, "default", configmap("after"), false));
+  CHECK_FALSE((*p)->wait_durable((*p)->sync_point()));  // failed for good
+  CHECK_FALSE((*p)->close());
 }
