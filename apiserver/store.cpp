@@ -510,7 +510,7 @@ Result<void> Store::replay(EventType type, StoredPtr object) {
     StoredPtr previous = it == bucket.end() ? nullptr : it->second;
     if (type == EventType::added && previous) return fail("ADDED, but the object exists");
     if (type != EventType::added && !previous) return fail("MODIFIED or DELETED, but the object does not exist");
-    if (type == EventType::added && object->type->namespaced) {
+    if (type == EventType::added && object->type->namespaced && options_.bootstrap_namespaces) {
       auto& namespaces = objects_[registry_.namespaces()];
       if (namespaces.find(object->namespace_name) == namespaces.end())
         return fail("its namespace " + object->namespace_name + " does not exist");
