@@ -82,6 +82,10 @@ class SessionRegistry {
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> live_;  // guarded by mu_
 };
 
+ApiError not_persisted() {
+  return ApiError::internal("the write-ahead log failed: this request's effect may not survive a restart");
+}
+
 std::string chunk_header(std::size_t size) {
   char out[24];
   std::snprintf(out, sizeof out, "%zx\r\n", size);
@@ -187,12 +191,11 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     auto held = std::make_shared<ApiReply>(std::move(reply));
     auto caller = std::this_thread::get_id();
     auto* persistence = shared_.persistence;
-    persistence->when_durable(persistence->sync_point(), [self = this->shared_from_this(), held, caller](bool durable) {
+    auto self = this->shared_from_this();
+    persistence->when_durable(persistence->sync_point(), [self, held, caller](bool durable) {
       auto go = [self, held, durable] {
         if (self->closed_) return;
-        if (!durable)
-          return self->send_error_and_close(
-              ApiError::internal("the write-ahead log failed: this request's effect may not survive a restart"));
+        if (!durable) return self->send_error_and_close(not_persisted());
         self->answer(std::move(*held));
       };
       // Already durable: called back on this strand, before when_durable() returned.
@@ -483,7 +486,8 @@ Result<std::uint16_t> Server::start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   auto host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
-  s.shared = Shared{&s.options, &s.api, &s.store, &s.counters, host + ":" + std::to_string(s.port), s.persistence.get()};
+  s.shared = Shared{&s.options, &s.api, &s.store, &s.counters, host + ":" + std::to_string(s.port),
+                    s.persistence.get()};
   s.accept();
   s.work.emplace(s.ioc.get_executor());
   for (unsigned i = 0; i < std::max(1u, s.options.threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
@@ -529,7 +533,7 @@ HttpResponse Server::call(const std::string& method, const std::string& target, 
   HttpRequest request{method, target, content_type, "application/json", body};
   auto reply = impl_->api.handle(request, impl_->shared.address);
   if (auto& p = impl_->persistence; p && !p->wait_durable(p->sync_point()))
-    return error_response(ApiError::internal("the write-ahead log failed: this request's effect may not survive a restart"));
+    return error_response(not_persisted());
   if (auto* response = std::get_if<HttpResponse>(&reply)) return std::move(*response);
   return error_response(ApiError::bad_request("a watch needs the HTTP endpoint (" + url() + "), not Server::call()"));
 }
@@ -537,7 +541,8 @@ const ResourceRegistry& Server::registry() const { return impl_->registry; }
 
 ServerStats Server::stats() const {
   const auto& c = impl_->counters;
-  ServerStats out{c.requests.load(), c.watches_started.load(), c.watches_active.load(), c.slow_watchers_closed.load()};
+  ServerStats out{c.requests.load(), c.watches_started.load(), c.watches_active.load(),
+                  c.slow_watchers_closed.load()};
   if (impl_->persistence) {
     auto log = impl_->persistence->log_stats();
     out.log_records = log.records;

@@ -393,7 +393,8 @@ ApiResult<StoredPtr> Store::remove(const ResourceType& type, std::string_view ns
                                     std::to_string(current->resource_version));
     if (&type == registry_.namespaces() &&
         (current->name == "default" || current->name == "kube-system" || current->name == "kube-public"))
-      return ApiError{403, "Forbidden", "namespaces \"" + current->name + "\" is forbidden: this namespace may not be deleted",
+      return ApiError{403, "Forbidden",
+                      "namespaces \"" + current->name + "\" is forbidden: this namespace may not be deleted",
                       current->name, "", "namespaces", {}, {}};
     if (dry_run) return current;
     if (&type == registry_.namespaces()) {
@@ -531,7 +532,8 @@ Result<void> Store::replay(EventType type, StoredPtr object) {
     auto it = bucket.find(object->key);
     StoredPtr previous = it == bucket.end() ? nullptr : it->second;
     if (type == EventType::added && previous) return fail("ADDED, but the object exists");
-    if (type != EventType::added && !previous) return fail("MODIFIED or DELETED, but the object does not exist");
+    if (type != EventType::added && !previous)
+      return fail("MODIFIED or DELETED, but the object does not exist");
     if (type == EventType::added && object->type->namespaced && options_.bootstrap_namespaces) {
       auto& namespaces = objects_[registry_.namespaces()];
       if (namespaces.find(object->namespace_name) == namespaces.end())

@@ -219,7 +219,8 @@ double create_rate(int clients, int per_client, const std::string& data_file) {
         json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
                    {"metadata", {{"name", "cm-" + std::to_string(c) + "-" + std::to_string(i)}}},
                    {"data", {{"blob", payload}}}};
-        if (connection.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump()).status != 201) failures++;
+        auto reply = connection.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump());
+        if (reply.status != 201) failures++;
       }
     });
   for (auto& t : threads) t.join();
@@ -230,7 +231,8 @@ double create_rate(int clients, int per_client, const std::string& data_file) {
   }
   if (auto stats = server.stats(); stats.log_syncs)
     std::fprintf(stderr, "bench: %llu log records in %llu fdatasyncs (%.1f per sync), %.2f ms per sync\n",
-                 static_cast<unsigned long long>(stats.log_records), static_cast<unsigned long long>(stats.log_syncs),
+                 static_cast<unsigned long long>(stats.log_records),
+                 static_cast<unsigned long long>(stats.log_syncs),
                  double(stats.log_records) / double(stats.log_syncs), took * 1000 / double(stats.log_syncs));
   (void)server.stop();
   return clients * per_client / took;

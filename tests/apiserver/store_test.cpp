@@ -87,7 +87,8 @@ TEST_CASE("list reads an older snapshot by undoing the history", "[apiserver][st
   CHECK(store.list(cms, {})->items.size() == 2);
 }
 
-TEST_CASE("the contents restore into another store with their objects and revision", "[apiserver][store][unit]") {
+TEST_CASE("the contents restore into another store with their objects and revision",
+          "[apiserver][store][unit]") {
   auto registry = ResourceRegistry::with_builtins();
   const auto& cms = *registry.find("", "v1", "configmaps");
   Store store(registry);
