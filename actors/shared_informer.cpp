@@ -99,8 +99,6 @@ void SharedInformer::run() {
   }
 
   actors::ReflectorOptions reflector_options;
-  reflector_options.source = options_.source;
-  reflector_options.fifo = fifo_;
   reflector_options.resync_period = options_.resync_period;
   reflector_options.should_resync = [resync_handlers = resync_handlers_] { return *resync_handlers > 0; };
   reflector_options.watch_error_handler = watch_error_handler_;
@@ -109,7 +107,7 @@ void SharedInformer::run() {
   reflector_options.field_selector = options_.field_selector;
   reflector_options.high_water_mark = options_.high_water_mark;
   reflector_options.backoff = options_.backoff;
-  reflector_ = actors::spawn_reflector(system_, std::move(reflector_options));
+  reflector_ = actors::spawn_reflector(system_, options_.source, fifo_, std::move(reflector_options));
 }
 
 Result<HandlerRegistration> SharedInformer::add_handler(HandlerFuncs funcs, HandlerOptions options) {
