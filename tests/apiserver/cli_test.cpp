@@ -6,6 +6,7 @@
 #include <sstream>
 #include <thread>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/apiserver/loopback_http.hpp"
+#include "tests/apiserver/tls_client.hpp"
 
 using namespace std::chrono_literals;
 
@@ -60,7 +62,8 @@ struct Child {
   }
 };
 
-Child spawn(std::vector<std::string> args) {
+// stderr_file: "" keeps the test's stderr; else the child's stderr goes to that file.
+Child spawn(std::vector<std::string> args, const std::string& stderr_file = "") {
   int pipe_fds[2];
   REQUIRE(::pipe(pipe_fds) == 0);
   Child child;
@@ -68,6 +71,10 @@ Child spawn(std::vector<std::string> args) {
   REQUIRE(child.pid >= 0);
   if (child.pid == 0) {
     ::dup2(pipe_fds[1], 1);
+    if (!stderr_file.empty()) {
+      int err = ::open(stderr_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (err >= 0) ::dup2(err, 2);
+    }
     ::close(pipe_fds[0]);
     ::close(pipe_fds[1]);
     std::vector<char*> argv;
@@ -105,7 +112,9 @@ TEST_CASE("kinformer apiserver --help explains every option and bad options are 
   for (ssize_t n; (n = ::read(help.out, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<std::size_t>(n));
   CHECK(help.wait_exit(10s) == 0);
   for (const char* option : {"--port", "--bind", "--token-file", "--tls-cert", "--tls-key", "--data-file",
-                             "--watch-history", "--resource"})
+                             "--watch-history", "--resource", "--client-ca", "--max-body-bytes", "--max-object-bytes",
+                             "--max-depth", "--max-patch-ops", "--max-connections", "--idle-timeout",
+                             "--header-timeout", "--read-timeout", "--write-timeout", "--watch-history-bytes"})
     CHECK(text.find(option) != std::string::npos);
   CHECK(spawn({"apiserver", "--port", "99999"}).wait_exit(10s) == 2);
   CHECK(spawn({"apiserver", "--resource", "not-a-spec"}).wait_exit(10s) == 2);
@@ -144,5 +153,40 @@ TEST_CASE("kinformer apiserver stops cleanly on SIGTERM and keeps its objects in
   CHECK(std::stoull(nlohmann::json::parse(next.body)["metadata"]["resourceVersion"].get<std::string>()) == std::stoull(rv) + 1);
   ::kill(second.pid, SIGINT);
   CHECK(second.wait_exit(15s) == 0);
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("kinformer apiserver never logs tokens or keys, whatever the requests carry",
+          "[apiserver][cli][item-11][integration]") {
+  REQUIRE_BINARY();
+  char pattern[] = "/tmp/kinformer-secrets-XXXXXX";
+  std::string dir = ::mkdtemp(pattern);
+  REQUIRE(kinformer::testing::make_test_pki(dir));
+  const std::string token = "tok-SECRET-7f3a9c";
+  std::ofstream(dir + "/token") << token << "\n";
+  std::string log = dir + "/stderr.log";
+  auto server = spawn({"apiserver", "--port", "0", "--log-requests", "--token-file", dir + "/token", "--tls-cert",
+                       dir + "/server.crt", "--tls-key", dir + "/server.key", "--client-ca", dir + "/ca.crt"},
+                      log);
+  std::string banner = server.first_line(10s);
+  auto port = port_of(banner);
+  REQUIRE(port != 0);
+  using kinformer::testing::https_get;
+  CHECK(https_get(port, "/api/v1/namespaces", {}, "Bearer " + token) == 200);
+  CHECK(https_get(port, "/api/v1/namespaces", {}, "bearer " + token) == 200);
+  CHECK(https_get(port, "/api/v1/namespaces", {}, "Bearer wrong-" + token) == 401);
+  CHECK(https_get(port, "/api/v1/namespaces", {}, "Basic " + token) == 401);
+  CHECK(https_get(port, "/api/v1/namespaces", {dir + "/client.crt", dir + "/client.key"}) == 200);
+  CHECK(https_get(port, "/api/v1/namespaces", {dir + "/rogue-client.crt", dir + "/rogue-client.key"}) == 0);
+  ::kill(server.pid, SIGTERM);
+  CHECK(server.wait_exit(15s) == 0);
+  std::stringstream text;
+  text << banner << "\n" << std::ifstream(log).rdbuf();
+  const std::string logged = text.str();
+  CHECK(logged.find("GET /api/v1/namespaces") != std::string::npos);  // requests are logged...
+  CHECK(logged.find("SECRET") == std::string::npos);                  // ...their credentials never
+  std::ifstream key(dir + "/server.key");
+  for (std::string line; std::getline(key, line);)
+    if (line.rfind("-----", 0) != 0) CHECK(logged.find(line) == std::string::npos);
   std::system(("rm -rf '" + dir + "'").c_str());
 }

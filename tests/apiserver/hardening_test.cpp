@@ -18,6 +18,7 @@
 #include "apiserver/auth.hpp"
 #include "apiserver/request_params.hpp"
 #include "tests/apiserver/test_server.hpp"
+#include "tests/apiserver/tls_client.hpp"
 
 using kinformer::testing::TestServer;
 using kinformer::testing::WatchStream;
@@ -495,4 +496,36 @@ TEST_CASE("Expect 100-continue is answered before the body is sent", "[apiserver
 
 TEST_CASE("the server binds loopback unless told otherwise", "[apiserver][item-11][unit]") {
   CHECK(kinformer::apiserver::ServerOptions{}.bind_address == "127.0.0.1");
+}
+
+// ---- security ----
+
+TEST_CASE("client certificates signed by the client CA authenticate over TLS and others do not",
+          "[apiserver][item-11][integration]") {
+  char pattern[] = "/tmp/kinformer-pki-XXXXXX";
+  std::string dir = ::mkdtemp(pattern);
+  REQUIRE(kinformer::testing::make_test_pki(dir));
+  kinformer::apiserver::ServerOptions options;
+  options.tls_cert_file = dir + "/server.crt";
+  options.tls_key_file = dir + "/server.key";
+  options.client_ca_file = dir + "/ca.crt";
+  options.token = "t0ken";
+  TestServer t(options);
+  REQUIRE(t.server().url().rfind("https://", 0) == 0);
+  const kinformer::testing::TlsClientIdentity alice{dir + "/client.crt", dir + "/client.key"};
+  const kinformer::testing::TlsClientIdentity mallory{dir + "/rogue-client.crt", dir + "/rogue-client.key"};
+  CHECK(kinformer::testing::https_get(t.port(), "/api/v1/namespaces", alice) == 200);
+  CHECK(kinformer::testing::https_get(t.port(), "/api/v1/namespaces") == 401);
+  CHECK(kinformer::testing::https_get(t.port(), "/api/v1/namespaces", {}, "Bearer t0ken") == 200);
+  CHECK(kinformer::testing::https_get(t.port(), "/api/v1/namespaces", mallory) == 0);  // handshake refused
+  CHECK(kinformer::testing::https_get(t.port(), "/api/v1/namespaces", mallory, "Bearer t0ken") == 0);
+  SECTION("a client CA without TLS is a start error") {
+    kinformer::apiserver::ServerOptions plain;
+    plain.client_ca_file = dir + "/ca.crt";
+    kinformer::apiserver::Server server(plain);
+    auto started = server.start();
+    REQUIRE_FALSE(started);
+    CHECK(started.error().message.find("--client-ca") != std::string::npos);
+  }
+  std::system(("rm -rf '" + dir + "'").c_str());
 }
