@@ -516,6 +516,13 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   net::steady_timer write_timer_;
 };
 
+StoreOptions store_options(const ServerOptions& options) {
+  StoreOptions out;
+  out.watch_history = options.watch_history;
+  out.watch_history_bytes = options.watch_history_bytes;
+  return out;
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -541,7 +548,7 @@ struct Server::Impl {
   Impl(ServerOptions o, ResourceRegistry r)
       : options(std::move(o)),
         registry(std::move(r)),
-        store(registry, StoreOptions{options.watch_history, options.watch_history_bytes}),
+        store(registry, store_options(options)),
         api(registry, store, options.limits),
         auth(options.token, !options.client_ca_file.empty()) {}
 

@@ -156,7 +156,7 @@ TEST_CASE("kinformer apiserver stops cleanly on SIGTERM and keeps its objects in
   std::system(("rm -rf '" + dir + "'").c_str());
 }
 
-TEST_CASE("kinformer apiserver never logs tokens or keys, whatever the requests carry",
+TEST_CASE("kinformer apiserver never logs tokens or keys whatever the requests carry",
           "[apiserver][cli][item-11][integration]") {
   REQUIRE_BINARY();
   char pattern[] = "/tmp/kinformer-secrets-XXXXXX";

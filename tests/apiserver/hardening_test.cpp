@@ -217,7 +217,7 @@ TEST_CASE("running out of file descriptors neither spins the accept loop nor sto
   REQUIRE(::setrlimit(RLIMIT_NOFILE, &original) == 0);
 }
 
-TEST_CASE("a slowloris header and an idle connection are closed at their deadlines, reset per request",
+TEST_CASE("a slowloris header and an idle connection are closed at their deadlines which reset per request",
           "[apiserver][item-11][integration]") {
   kinformer::apiserver::ServerOptions options;
   options.idle_timeout = 1s;
@@ -310,7 +310,7 @@ TEST_CASE("clients that do not read a large list share one snapshot and are drop
   CHECK(TestServer::json_of(list)["items"].size() == 400);
 }
 
-TEST_CASE("paging through a list with writes between pages costs the page, not a copy of the bucket",
+TEST_CASE("paging through a list with writes between pages costs the page and not a copy of the bucket",
           "[apiserver][item-11][integration]") {
   TestServer t;
   auto& store = t.server().store();

@@ -16,7 +16,7 @@ using namespace kinformer;
 
 constexpr const char* usage =
     "usage: kinformer eval-ett --config C.json --weights W.safetensors --scaler S.json --data ETTh1.csv\n"
-    "                          [--backend reference|onednn|cuda] [--split test|val|train] [--batch 32] [--seed N]\n"
+    "                          [--backend reference|onednn|cuda|auto] [--split test|val|train] [--batch 32] [--seed N]\n"
     "  prints MSE and MAE on the scaled data (drop_last batches, like the official test loader).\n"
     "  --scaler: the JSON written by tools/train_informer.py (features, target, mean, std).\n";
 
