@@ -19,6 +19,7 @@
 #include "apiserver/api.hpp"
 #include "apiserver/auth.hpp"
 #include "apiserver/connection_registry.hpp"
+#include "apiserver/storage/persistence.hpp"
 
 namespace kinformer::apiserver {
 
@@ -52,7 +53,12 @@ struct Shared {
   Counters* counters;
   const Authenticator* auth;
   std::string address;  // "127.0.0.1:PORT", for /api
+  storage::Persistence* persistence;  // nullptr without a data file
 };
+
+ApiError not_persisted() {
+  return ApiError::internal("the write-ahead log failed: this request's effect may not survive a restart");
+}
 
 std::string chunk_header(std::size_t size) {
   char out[24];
@@ -199,10 +205,35 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if (!shared_.auth->accepts(message[http::field::authorization], verified_certificate_))
       return send_response(error_response(ApiError::unauthorized()));
     auto reply = shared_.api->handle(request, shared_.address);
+    if (shared_.persistence) return answer_when_durable(std::move(reply));
+    answer(std::move(reply));
+  }
+
+  void answer(ApiReply reply) {
     if (auto* response = std::get_if<HttpResponse>(&reply)) return send_response(std::move(*response));
     auto plan = std::move(std::get<WatchPlan>(reply));
     if (plan.wait_for_revision > shared_.store->revision()) return wait_for_future_revision(std::move(plan));
     start_watch(std::move(plan));
+  }
+
+  // An answer leaves once everything it could have seen is durable (storage/persistence.hpp):
+  // a write's 2xx only after its log record is fsynced, and no read shows a revision a
+  // crash could take back. The wait is asynchronous, so concurrent writers share an fsync.
+  void answer_when_durable(ApiReply reply) {
+    auto held = std::make_shared<ApiReply>(std::move(reply));
+    auto caller = std::this_thread::get_id();
+    auto* persistence = shared_.persistence;
+    auto self = this->shared_from_this();
+    persistence->when_durable(persistence->sync_point(), [self, held, caller](bool durable) {
+      auto go = [self, held, durable] {
+        if (self->closed_) return;
+        if (!durable) return self->send_error_and_close(not_persisted());
+        self->answer(std::move(*held));
+      };
+      // Already durable: called back on this strand, before when_durable() returned.
+      if (std::this_thread::get_id() == caller) return go();
+      net::post(self->stream_.get_executor(), std::move(go));
+    });
   }
 
   void send_error_and_close(const ApiError& error) {
@@ -531,6 +562,7 @@ struct Server::Impl {
   Store store;
   Api api;
   Authenticator auth;
+  std::unique_ptr<storage::Persistence> persistence;  // with a data file, between start() and stop()
   Counters counters;
   Shared shared{};
   ConnectionRegistry sessions;
@@ -618,8 +650,12 @@ Server::~Server() { (void)stop(); }
 Result<std::uint16_t> Server::start() {
   auto& s = *impl_;
   if (s.running) return s.port;
-  if (!s.options.data_file.empty() && ::access(s.options.data_file.c_str(), F_OK) == 0)
-    if (auto loaded = s.store.load(s.options.data_file); !loaded) return loaded.error();
+  if (!s.options.data_file.empty() && !s.persistence) {
+    auto opened = storage::Persistence::open(
+        s.store, s.registry, {s.options.data_file, s.options.wal_compact_bytes, s.options.repair});
+    if (!opened) return std::move(opened).error();
+    s.persistence = std::move(opened).value();
+  }
   if (s.options.tls_cert_file.empty() != s.options.tls_key_file.empty())
     return Error{Errc::server_error, "TLS needs both a certificate and a key file"};
   if (!s.options.client_ca_file.empty() && s.options.tls_cert_file.empty())
@@ -660,7 +696,8 @@ Result<std::uint16_t> Server::start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   auto host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
-  s.shared = Shared{&s.options, &s.api, &s.store, &s.counters, &s.auth, host + ":" + std::to_string(s.port)};
+  s.shared = Shared{&s.options, &s.api,    &s.store, &s.counters, &s.auth, host + ":" + std::to_string(s.port),
+                    s.persistence.get()};
   s.connection_cap = s.descriptor_bound();
   s.accept_backoff.emplace(s.acceptor->get_executor());
   s.accept();
@@ -691,8 +728,10 @@ Result<void> Server::stop() {
   s.accept_backoff.reset();
   s.acceptor.reset();
   s.ioc.restart();
-  if (!s.options.data_file.empty()) return s.store.save(s.options.data_file);
-  return {};
+  if (!s.persistence) return {};
+  auto closed = s.persistence->close();  // the final snapshot
+  s.persistence.reset();
+  return closed;
 }
 
 std::uint16_t Server::port() const { return impl_->port; }
@@ -707,6 +746,8 @@ HttpResponse Server::call(const std::string& method, const std::string& target, 
                           const std::string& content_type) {
   HttpRequest request{method, target, content_type, "application/json", body};
   auto reply = impl_->api.handle(request, impl_->shared.address);
+  if (auto& p = impl_->persistence; p && !p->wait_durable(p->sync_point()))
+    return error_response(not_persisted());
   if (auto* response = std::get_if<HttpResponse>(&reply)) {
     if (response->list) response->body = response->list->render();
     response->list.reset();
@@ -718,7 +759,14 @@ const ResourceRegistry& Server::registry() const { return impl_->registry; }
 
 ServerStats Server::stats() const {
   const auto& c = impl_->counters;
-  return ServerStats{c.requests.load(), c.watches_started.load(), c.watches_active.load(), c.slow_watchers_closed.load()};
+  ServerStats out{c.requests.load(), c.watches_started.load(), c.watches_active.load(),
+                  c.slow_watchers_closed.load()};
+  if (impl_->persistence) {
+    auto log = impl_->persistence->log_stats();
+    out.log_records = log.records;
+    out.log_syncs = log.syncs;
+  }
+  return out;
 }
 
 }  // namespace kinformer::apiserver
