@@ -229,11 +229,11 @@ TEST_CASE("a slowloris header and an idle connection are closed at their deadlin
     auto started = Clock::now();
     REQUIRE(send_text(fd, "GET /healthz HTTP/1.1\r\n"));
     bool closed = false;
-    for (int i = 0; i < 40 && !closed; ++i) {
+    for (int i = 0; i < 60 && !closed; ++i) {  // up to ~6 s of trickling; the deadline is 1 s
       closed = !send_text(fd, "X") || closed_by_server(fd, 100ms);
     }
     CHECK(closed);
-    CHECK(Clock::now() - started < 3s);
+    CHECK(Clock::now() - started < 5s);  // generous: the machine running the suite may be loaded
     ::close(fd);
   }
   SECTION("a connection that never sends a request is closed after the idle timeout") {
