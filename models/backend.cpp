@@ -1,5 +1,6 @@
 #include "models/backend.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/model_error.hpp"
@@ -54,15 +55,36 @@ void validate_input(const InformerConfig& c, const ForecastInput& in) {
                      std::to_string(c.pred_len));
 }
 
+std::string_view to_string(Precision precision) { return precision == Precision::bf16 ? "bf16" : "fp32"; }
+
+Precision parse_precision(std::string_view text) {
+  if (text == "fp32") return Precision::fp32;
+  if (text == "bf16") return Precision::bf16;
+  throw ModelError("unknown precision '" + std::string(text) + "' (fp32 or bf16)");
+}
+
 std::unique_ptr<Backend> make_backend(std::string_view name, const InformerConfig& config,
-                                      std::shared_ptr<const InformerWeights> weights) {
+                                      std::shared_ptr<const InformerWeights> weights, BackendOptions options) {
+  if (name == "onednn") return std::make_unique<OneDnnBackend>(config, std::move(weights), options.precision);
+  if (options.precision != Precision::fp32 && (name == "reference" || name == "cuda"))
+    throw ModelError("precision " + std::string(to_string(options.precision)) + " is not implemented by the '" +
+                     std::string(name) + "' backend (only onednn has bf16)");
   if (name == "reference") return std::make_unique<ReferenceBackend>(config, std::move(weights));
-  if (name == "onednn") return std::make_unique<OneDnnBackend>(config, std::move(weights));
   if (name == "cuda")
     throw ModelError("backend 'cuda' is not available in this build (no CUDA backend is implemented yet; use reference or onednn)");
   throw ModelError("unknown backend '" + std::string(name) + "' (available: reference, onednn)");
 }
 
 std::vector<std::string> available_backends() { return {"reference", "onednn"}; }
+
+std::string preferred_backend(std::string* why) {
+  auto names = available_backends();
+  if (std::find(names.begin(), names.end(), "cuda") != names.end()) {
+    if (why) *why = "cuda (built in and a device is present)";
+    return "cuda";
+  }
+  if (why) *why = "onednn (no CUDA backend in this build or no device)";
+  return "onednn";
+}
 
 }  // namespace kinformer::models

@@ -16,9 +16,15 @@
 //   * `trace`, when given, receives every §2 intermediate under the names of
 //     tools/reference/make_goldens.py (enc_embedding, enc_layer<i>, enc_distil<i>,
 //     enc_out, dec_embedding, dec_layer<i>, dec_out, output).
+//   * Precision: fp32 everywhere by default. BackendOptions::precision bf16 is
+//     opt-in and only the onednn backend implements it (weights converted to bf16
+//     once, matmuls in bf16 with fp32 accumulation; normalisation, softmax and
+//     ProbSparse selection stay fp32); other backends reject it.
 // Threading: one forecast at a time per Backend object (backends keep scratch).
 // Errors: ModelError; make_backend throws ModelError "... not available in this
-// build" for a backend that was not compiled in (never falls back to another).
+// build" for a backend that was not compiled in (never falls back to another);
+// preferred_backend() is the one place that picks a backend when the caller
+// does not name one.
 #pragma once
 
 #include <map>
@@ -42,6 +48,19 @@ struct ForecastInput {
 };
 
 using Trace = std::map<std::string, Tensor>;
+
+enum class Precision { fp32, bf16 };
+
+/// "fp32" or "bf16".
+std::string_view to_string(Precision precision);
+
+/// Parses "fp32" or "bf16"; ModelError otherwise.
+Precision parse_precision(std::string_view text);
+
+/// How make_backend builds a backend. All optional.
+struct BackendOptions {
+  Precision precision = Precision::fp32;  // bf16: onednn only, opt-in (accuracy cost, see README)
+};
 
 class Backend {
  public:
@@ -72,11 +91,18 @@ class Backend {
 /// Throws ModelError when a shape or a value of `in` is not what `config` accepts.
 void validate_input(const InformerConfig& config, const ForecastInput& in);
 
-/// "reference", "onednn" or "cuda"; ModelError for an unknown or unavailable one.
+/// "reference", "onednn" or "cuda"; ModelError for an unknown or unavailable one,
+/// or for a precision the backend does not implement.
 std::unique_ptr<Backend> make_backend(std::string_view name, const InformerConfig& config,
-                                      std::shared_ptr<const InformerWeights> weights);
+                                      std::shared_ptr<const InformerWeights> weights, BackendOptions options = {});
 
-/// The names make_backend accepts in this build.
+/// The names make_backend accepts in this build. "cuda" is listed only when the
+/// CUDA backend was compiled in and a device is present.
 std::vector<std::string> available_backends();
+
+/// The backend to use when the caller does not name one: "cuda" when
+/// available_backends() lists it, else "onednn". `why`, when given, receives a
+/// one-line reason for the choice (for the caller's log).
+std::string preferred_backend(std::string* why = nullptr);
 
 }  // namespace kinformer::models

@@ -16,7 +16,7 @@ using namespace kinformer;
 
 constexpr const char* usage =
     "usage: kinformer eval-ett --config C.json --weights W.safetensors --scaler S.json --data ETTh1.csv\n"
-    "                          [--backend reference|onednn|cuda] [--split test|val|train] [--batch 32] [--seed N]\n"
+    "                          [--backend reference|onednn|cuda] [--precision fp32|bf16] [--split test|val|train] [--batch 32] [--seed N]\n"
     "  prints MSE and MAE on the scaled data (drop_last batches, like the official test loader).\n"
     "  --scaler: the JSON written by tools/train_informer.py (features, target, mean, std).\n";
 
@@ -27,13 +27,14 @@ int run_eval_ett(int argc, char** argv) {
     std::fputs(usage, stdout);
     return 0;
   }
-  if (!cli::parse_options(argc, argv, {"config", "weights", "scaler", "data"}, {"backend", "split", "batch", "seed"}, o,
+  if (!cli::parse_options(argc, argv, {"config", "weights", "scaler", "data"}, {"backend", "split", "batch", "seed", "precision"}, o,
                           &error)) {
     std::fprintf(stderr, "kinformer eval-ett: %s\n%s", error.c_str(), usage);
     return 2;
   }
   try {
-    auto backend = cli::open_model(o["config"], o["weights"], o.count("backend") ? o["backend"] : "onednn");
+    auto backend = cli::open_model(o["config"], o["weights"], o.count("backend") ? o["backend"] : "onednn",
+                                   models::parse_precision(o.count("precision") ? o["precision"] : "fp32"));
     const auto& c = backend->config();
     models::EttScaler scaler = models::read_ett_scaler(o["scaler"]);
     auto table = models::read_ett_csv(o["data"]);
@@ -84,10 +85,11 @@ int run_eval_ett(int argc, char** argv) {
       if (b % 10 == 0) std::fprintf(stderr, "\reval-ett: batch %lld/%lld", static_cast<long long>(b + 1), static_cast<long long>(batches));
     }
     std::fprintf(stderr, "\n");
-    std::printf("%s split of %s: mse %.6f mae %.6f over %lld windows (features %s, %d/%d/%d, batch %lld drop_last, backend %s)\n",
+    std::printf("%s split of %s: mse %.6f mae %.6f over %lld windows (features %s, %d/%d/%d, batch %lld drop_last, backend %s %s)\n",
                 split_name.c_str(), o["data"].c_str(), squared / static_cast<double>(n), absolute / static_cast<double>(n),
                 static_cast<long long>(batches * batch), scaler.features.c_str(), c.seq_len, c.label_len, c.pred_len,
-                static_cast<long long>(batch), std::string(backend->name()).c_str());
+                static_cast<long long>(batch), std::string(backend->name()).c_str(),
+                o.count("precision") ? o["precision"].c_str() : "fp32");
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kinformer eval-ett: %s\n", e.what());
