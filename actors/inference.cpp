@@ -33,7 +33,7 @@ struct BatchOutput {
 };
 using BatchPtr = std::shared_ptr<const Batch>;
 using BatchOutputPtr = std::shared_ptr<const BatchOutput>;
-using Backends = std::map<std::string, std::unique_ptr<models::Backend>>;
+using Backends = std::map<std::string, std::shared_ptr<models::Backend>>;
 
 }  // namespace kinformer::actors::detail
 
@@ -246,7 +246,8 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<Lo
   std::string why;
   const std::string backend = options.backend == "auto" ? models::preferred_backend(&why) : options.backend;
   if (!options.quiet) {
-    std::fprintf(stderr, "inference: backend %s\n", why.empty() ? backend.c_str() : ("auto -> " + why).c_str());
+    std::fprintf(stderr, "inference: backend %s\n",
+                 why.empty() ? backend.c_str() : ("auto -> " + why).c_str());
     if (!models::passive_wait_policy())
       std::fprintf(stderr,
                    "inference: OMP_WAIT_POLICY is not PASSIVE: OpenMP threads will spin between batches\n");
@@ -257,7 +258,9 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<Lo
     if (backends->count(model.name))
       return Error{Errc::invalid_input, "inference: model '" + model.name + "' given twice"};
     try {
-      (*backends)[model.name] = models::make_backend(backend, model.config, model.weights, {model.precision});
+      (*backends)[model.name] =
+          model.backend ? model.backend
+                        : models::make_backend(backend, model.config, model.weights, {model.precision});
     } catch (const models::ModelError& e) {
       return Error{Errc::backend_unavailable, "inference: model '" + model.name + "': " + e.what()};
     }

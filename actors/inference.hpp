@@ -77,6 +77,8 @@ struct LoadedModel {
   models::InformerConfig config;
   std::shared_ptr<const models::InformerWeights> weights;
   models::Precision precision = models::Precision::fp32;
+  std::shared_ptr<models::Backend> backend =
+      nullptr;  // optional: run on this one instead of making one (test fakes)
 };
 Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<LoadedModel> models,
                                        const InferenceOptions& options);

@@ -18,6 +18,7 @@
 #include "actors/errors.hpp"
 #include "models/informer_weights.hpp"
 #include "tests/actors/informer_fixture.hpp"
+#include "tests/support/failing_backend.hpp"
 #include "tests/support/forecast_windows.hpp"
 
 namespace actors = kinformer::actors;
@@ -51,7 +52,8 @@ models::Tensor direct(const std::vector<actors::ForecastRequest>& windows,
 
 struct InferenceFixture : kinformer::testing::DeterministicFixture {
   actors::InferenceActor start(std::size_t max_batch, std::chrono::milliseconds max_delay,
-                               std::size_t max_queue = 64) {
+                               std::size_t max_queue = 64,
+                               std::vector<actors::LoadedModel> models = two_models()) {
     actors::InferenceOptions o;
     o.backend = "onednn";
     o.batching.max_batch = max_batch;
@@ -59,7 +61,7 @@ struct InferenceFixture : kinformer::testing::DeterministicFixture {
     o.batching.max_queue = max_queue;
     o.detached_worker = false;  // the worker runs in run(), deterministically
     o.quiet = true;
-    auto actor = actors::spawn_inference(sys, two_models(), o);
+    auto actor = actors::spawn_inference(sys, std::move(models), o);
     if (!actor) FAIL(actor.error().to_string());
     return track(*actor);
   }
@@ -185,6 +187,29 @@ TEST_CASE_METHOD(InferenceFixture, "a full queue answers overloaded and serves t
   CHECK(p2->value.has_value());
   CHECK(metrics(inference).rejected_overload == 1);
   CHECK(forecast(inference, window("a", c, 4))->error == std::nullopt);  // room again
+}
+
+TEST_CASE_METHOD(InferenceFixture, "a failing model call fails its own batch only and the actor serves on",
+                 "[inference][actor]") {
+  auto models = two_models();
+  models.push_back({"broken", small_informer(), small_weights(), models::Precision::fp32,
+                    std::make_shared<kinformer::testing::FailingBackend>(small_informer(), small_weights())});
+  auto inference = start(8, 5ms, 64, models);
+  auto c = small_informer();
+  auto broken1 = forecast(inference, window("broken", c, 1));
+  auto broken2 = forecast(inference, window("broken", c, 2));
+  auto fine = forecast(inference, window("a", c, 3));
+  advance(20ms, 1ms);
+  CHECK(code(broken1) == Errc::model_failed);
+  CHECK(code(broken2) == Errc::model_failed);
+  CHECK_THAT(sys.render(*broken1->error),
+             Catch::Contains("batch of 2") && Catch::Contains("injected failure"));
+  REQUIRE(fine->value.has_value());
+  CHECK(fine->value->values == direct({window("a", c, 3)}).data);
+  auto m = metrics(inference);
+  CHECK(m.failed == 2);
+  CHECK(m.answered == 1);
+  CHECK(forecast(inference, window("a", c, 4))->error == std::nullopt);  // still serving
 }
 
 TEST_CASE_METHOD(InferenceFixture,
