@@ -95,7 +95,8 @@ struct FrontState {
   std::unordered_map<Ticket, ReplyPromise> waiting;  // every admitted ticket until it is answered
   Ticket next_ticket = 1;
   WorkerActor worker;
-  bool worker_busy = false;                         // a batch is with the worker (at most one)
+  std::size_t in_flight = 0;  // batches with the worker, at most max_in_flight
+  std::size_t max_in_flight = 2;
   uint64_t timer_generation = 0;                    // a batch_due with another generation is stale
   std::optional<BatchClock::time_point> timer_due;  // when the live timer fires; none armed if empty
   InferenceMetrics metrics;
@@ -123,7 +124,7 @@ struct FrontState {
   }
 
   void finished(Self self, const Batch& batch, const BatchOutput& output) {
-    worker_busy = false;
+    --in_flight;
     metrics.model_time.add(output.model_ms);
     if (!output.error.empty()) {
       fail(batch.tickets,
@@ -137,7 +138,7 @@ struct FrontState {
   }
 
   void worker_failed(Self self, const Batch& batch, const caf::error& error) {
-    worker_busy = false;
+    --in_flight;
     fail(batch.tickets,
          Error{Errc::model_failed, "the backend worker failed: " + self->system().render(error)});
     dispatch(self);
@@ -157,14 +158,18 @@ struct FrontState {
   }
 
  private:
-  // Hands a ready batch to an idle worker, then keeps one timer armed for the
-  // next deadline (none while the worker is busy: its answer dispatches again).
+  // Hands ready batches to the worker while it has fewer than max_in_flight, then
+  // keeps one timer armed for the next deadline (none while the worker is full:
+  // its next answer dispatches again).
   void dispatch(Self self) {
     const auto now = self->clock().now();
-    if (!worker_busy)
-      if (auto batch = batcher.take_ready(now)) send_to_worker(self, std::move(*batch), now);
+    while (in_flight < max_in_flight) {
+      auto batch = batcher.take_ready(now);
+      if (!batch) break;
+      send_to_worker(self, std::move(*batch), now);
+    }
     metrics.queued = batcher.queued();
-    if (worker_busy) return;
+    if (in_flight >= max_in_flight) return;
     auto due = batcher.next_deadline();
     if (!due || (timer_due && *timer_due <= *due)) return;
     timer_due = due;
@@ -174,7 +179,7 @@ struct FrontState {
   }
 
   void send_to_worker(Self self, Batch batch, BatchClock::time_point now) {
-    worker_busy = true;
+    ++in_flight;
     for (auto arrived : batch.arrived) metrics.queue_delay.add(ms_between(arrived, now));
     const auto n = batch.tickets.size();
     if (metrics.batch_sizes.size() <= n) metrics.batch_sizes.resize(n + 1, 0);
@@ -182,8 +187,15 @@ struct FrontState {
     auto shared = std::make_shared<const Batch>(std::move(batch));
     detail::handing_over();
     self->request(worker, caf::infinite, run_batch_atom::value, BatchPtr{shared})
-        .then([=](const BatchOutputPtr& out) { self->state.finished(self, *shared, *out); },
-              [=](caf::error& err) { self->state.worker_failed(self, *shared, err); });
+        .then(
+            [=](const BatchOutputPtr& out) {
+              const detail::HandlerScope handoff;
+              self->state.finished(self, *shared, *out);
+            },
+            [=](caf::error& err) {
+              const detail::HandlerScope handoff;
+              self->state.worker_failed(self, *shared, err);
+            });
   }
 
   void answer(Ticket ticket, ForecastReply reply) {
@@ -217,14 +229,19 @@ struct FrontState {
 };
 
 Impl::behavior_type front(Impl::stateful_pointer<FrontState> self, InferenceBatcher batcher,
-                          std::shared_ptr<Backends> backends, bool detached_worker) {
+                          std::shared_ptr<Backends> backends, bool detached_worker,
+                          std::size_t max_in_flight) {
   auto& st = self->state;
   st.batcher = std::move(batcher);
+  st.max_in_flight = std::max<std::size_t>(max_in_flight, 1);
   st.metrics.batch_sizes.assign(st.batcher.options().max_batch + 1, 0);
   st.worker = detached_worker ? self->spawn<caf::detached + caf::linked>(worker, backends)
                               : self->spawn<caf::linked>(worker, backends);
   // Any exit (a shutdown request, the linked worker dying) answers every waiting requester first.
-  self->set_exit_handler([=](caf::exit_msg& msg) { self->state.shutdown(self, msg); });
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    const detail::HandlerScope handoff;
+    self->state.shutdown(self, msg);
+  });
   return {
       [=](forecast_atom, ForecastRequest& request) {
         const detail::HandlerScope handoff;
@@ -266,7 +283,8 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<Lo
     }
     batcher.add_model(model.name, model.config);
   }
-  Impl impl = system.spawn(front, std::move(batcher), backends, options.detached_worker);
+  Impl impl =
+      system.spawn(front, std::move(batcher), backends, options.detached_worker, options.max_in_flight);
   return InferenceActor{impl};
 }
 

@@ -13,8 +13,8 @@
 //     Errc::model_failed (the backend threw on the batch: every window of that
 //     batch gets it), Errc::stopped (the actor was shut down while it waited).
 //   * A batch is dispatched when its bucket holds max_batch windows or its oldest
-//     window has waited max_delay, and only while the worker is idle: windows
-//     arriving during a model call wait and join the next batch.
+//     window has waited max_delay, and only while fewer than max_in_flight batches
+//     are with the worker: other windows wait and join a later batch.
 //   * A window's answer does not depend on the other windows of its batch beyond
 //     floating-point reassociation in the backend (ProbSparse samples are drawn per
 //     forward pass and shared by the batch, top-u is chosen per window).
@@ -62,6 +62,11 @@ struct InferenceOptions {
   std::vector<InferenceModel> models;
   std::string backend = "auto";  // "auto": models::preferred_backend() (cuda when present, else onednn)
   BatcherOptions batching;
+  // Batches handed to the worker before the first is answered. 2: the next batch
+  // waits in the worker's mailbox, so the worker does not idle while the answers
+  // of the last one go out; 1: batches form until the worker is free (larger
+  // batches under moderate load, a gap between batches at saturation).
+  std::size_t max_in_flight = 2;
   bool detached_worker = true;  // false only for deterministic tests (the worker then runs on the scheduler)
   bool quiet = false;           // true: no log line on stderr
 };

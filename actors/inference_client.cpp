@@ -35,11 +35,13 @@ struct ClientState {
     self->request(server, caf::infinite, std::forward<Ts>(xs)...)
         .then(
             [=](Reply& reply) mutable {
+              const detail::HandlerScope handoff;
               if (self->state.waiting.erase(id) == 0) return;
               detail::handing_over();
               promise.deliver(std::move(reply));
             },
             [=](caf::error& err) mutable {
+              const detail::HandlerScope handoff;
               if (self->state.waiting.erase(id) == 0) return;
               detail::handing_over();
               promise.deliver(err);
@@ -65,7 +67,10 @@ InferenceActor::behavior_type client(InferenceActor::stateful_pointer<ClientStat
   self->state.server = server;
   self->state.where = std::move(where);
   self->monitor(server);
-  self->set_down_handler([=](caf::down_msg& msg) { self->state.server_down(self, msg); });
+  self->set_down_handler([=](caf::down_msg& msg) {
+    const detail::HandlerScope handoff;
+    self->state.server_down(self, msg);
+  });
   return {
       [=](forecast_atom, ForecastRequest& request) {
         const detail::HandlerScope handoff;
