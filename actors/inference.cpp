@@ -1,5 +1,12 @@
 #include "actors/inference.hpp"
 
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -10,12 +17,6 @@
 #include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
-#include <cstdio>
-#include <map>
-#include <memory>
-#include <optional>
-#include <unordered_map>
-#include <utility>
 
 #include "actors/errors.hpp"
 #include "actors/tsan.hpp"

@@ -17,11 +17,13 @@
 //     are with the worker: other windows wait and join a later batch.
 //   * A window's answer does not depend on the other windows of its batch beyond
 //     floating-point reassociation in the backend (ProbSparse samples are drawn per
-//     forward pass and shared by the batch, top-u is chosen per window).
+//     forward pass and shared by the batch, top-u is chosen per window); a near-tie
+//     in top-u can turn such a rounding difference into a visible one
+//     (informer-model.md §3.4).
 //   * The backend worker is a detached actor (own thread) that owns the backends:
 //     a model call never blocks a scheduler thread. Run the process with
-//     OMP_WAIT_POLICY=PASSIVE (models/openmp_env.hpp); spawn_inference logs one
-//     line when it is not set.
+//     OMP_WAIT_POLICY=PASSIVE (models/openmp_env.hpp). spawn_inference logs the
+//     backend it chose on stderr (one line, unless quiet) and warns when it is not set.
 //   * metrics answers InferenceMetrics at once (batch-size histogram, queue delay,
 //     model time, counters).
 //   * An exit message (e.g. user_shutdown) fails every waiting request with
@@ -30,13 +32,14 @@
 // Not here: across processes (serve-inference publishes this interface; actors/inference_client.hpp).
 #pragma once
 
-#include <caf/fwd.hpp>
-#include <caf/replies_to.hpp>
-#include <caf/typed_actor.hpp>
 #include <chrono>
 #include <cstddef>
 #include <string>
 #include <vector>
+
+#include <caf/fwd.hpp>
+#include <caf/replies_to.hpp>
+#include <caf/typed_actor.hpp>
 
 #include "actors/atoms.hpp"
 #include "actors/inference_batcher.hpp"

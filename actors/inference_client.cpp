@@ -1,14 +1,15 @@
 #include "actors/inference_client.hpp"
 
+#include <functional>
+#include <unordered_map>
+#include <utility>
+
 #include <caf/actor_system.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
-#include <functional>
-#include <unordered_map>
-#include <utility>
 
 #include "actors/errors.hpp"
 #include "actors/tsan.hpp"

@@ -19,9 +19,10 @@
 // Errors: Errc::connection_failed naming host, port and CAF's reason.
 #pragma once
 
-#include <caf/fwd.hpp>
 #include <cstdint>
 #include <string>
+
+#include <caf/fwd.hpp>
 
 #include "actors/inference.hpp"
 #include "runtime/result.hpp"

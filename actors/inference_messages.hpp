@@ -15,10 +15,11 @@
 // Threading: plain values. Errors: none.
 #pragma once
 
-#include <caf/meta/type_name.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <caf/meta/type_name.hpp>
 
 namespace kinformer::actors {
 

@@ -1,9 +1,10 @@
 // Unit tests of the inference actor's queue (actors/inference_batcher.hpp).
 #include "actors/inference_batcher.hpp"
 
-#include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
+
+#include <catch2/catch.hpp>
 
 #include "tests/support/forecast_windows.hpp"
 

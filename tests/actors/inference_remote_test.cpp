@@ -5,6 +5,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/exit_reason.hpp>
@@ -12,10 +17,6 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <catch2/catch.hpp>
-#include <chrono>
-#include <cstdio>
-#include <string>
-#include <thread>
 
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"

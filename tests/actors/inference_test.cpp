@@ -4,16 +4,17 @@
 #include "actors/inference.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <vector>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 #include <catch2/catch.hpp>
-#include <chrono>
-#include <cmath>
-#include <memory>
-#include <vector>
 
 #include "actors/errors.hpp"
 #include "models/informer_weights.hpp"

@@ -1,9 +1,10 @@
 // bf16 precision of the oneDNN backend (models/onednn_backend.hpp): opt-in, close
 // to fp32, refused by backends that do not implement it.
 #include <algorithm>
-#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
+
+#include <catch2/catch.hpp>
 
 #include "models/backend.hpp"
 #include "models/model_error.hpp"

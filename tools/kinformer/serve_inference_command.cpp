@@ -1,15 +1,16 @@
 // kinformer serve-inference: the inference actor (actors/inference.hpp) published
 // with CAF's io middleman, for requesters in other processes
 // (actors/inference_client.hpp).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/send.hpp>
-#include <cstdio>
-#include <cstdlib>
-#include <string>
-#include <vector>
 
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"
