@@ -6,16 +6,22 @@
 //     R requesters keep the actor saturated for --seconds: together they keep
 //     2 x max_batch windows in flight (each ceil(2 x max_batch / R), sending the
 //     next window on each answer). The baseline is direct backend calls at
-//     max_batch in the same run, measured before and after the actor (mean of
-//     both, to damp drift on a shared machine); ratio = actor / direct.
+//     max_batch in the same run; five rounds alternate a direct slice and an
+//     actor slice (drift on a shared machine hits both); ratio = actor / direct.
 //   {"bench":"inference_latency",...,"rate":..,"max_delay_ms":..,"batch_ms":..,"p50_ms":..,"p99_ms":..}
 //     one request every 1/rate s; latency from send to answer; batch_ms is the
 //     mean model time per batch of that run (from the actor's metrics).
 //
-// usage: bench_inference [--seconds 2] [--rate 50] [--max-delay-ms 5] [--precision fp32|bf16]
+// usage: bench_inference [--seconds 6] [--rate 50] [--max-delay-ms 5] [--precision fp32|bf16]
 // Re-executes itself with OMP_WAIT_POLICY=PASSIVE unless the environment sets it.
 #include <algorithm>
 #include <atomic>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -24,13 +30,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/event_based_actor.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/scoped_actor.hpp>
-#include <caf/send.hpp>
 
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"
@@ -113,7 +112,8 @@ double offline_samples_per_s(models::Backend& backend, const std::vector<actors:
 
 int main(int argc, char** argv) {
   models::reexec_with_passive_wait_policy(argv);
-  double seconds = 2, rate = 50;
+  double seconds = 6, rate = 50;
+  const int rounds = 5;
   int max_delay_ms = 5;
   std::string precision = "fp32";
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -165,23 +165,29 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_inference: %s\n", inference.error().to_string().c_str());
       return 1;
     }
-    std::fprintf(stderr, "bench_inference: saturation, %d requesters ...\n", requesters);
-    std::fprintf(stderr, "bench_inference: offline baseline before, batch %zu ...\n", max_batch);
-    const double offline_before =
-        offline_samples_per_s(*offline_backend, *windows, config, max_batch, seconds / 4);
-    auto shared = std::make_shared<Shared>();
+    // Rounds, each a direct-call slice then an actor slice, so that both see
+    // the same (shared, noisy) machine; the rates are totals over the rounds.
     const int in_flight = static_cast<int>((2 * max_batch + static_cast<std::size_t>(requesters) - 1) /
                                            static_cast<std::size_t>(requesters));
-    for (int r = 0; r < requesters; ++r)
-      sys.spawn(requester, *inference, windows, static_cast<std::size_t>(r) * 3, in_flight, shared);
-    std::this_thread::sleep_for(300ms);  // warm-up: plans for the batch sizes that occur
-    const uint64_t before = shared->completed;
-    const auto start = Clock::now();
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    const uint64_t done = shared->completed - before;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    shared->stop = true;
-    while (shared->active > 0) std::this_thread::sleep_for(1ms);
+    double actor_samples = 0, actor_seconds = 0, offline_total = 0;
+    uint64_t errors = 0;
+    for (int round = 0; round < rounds; ++round) {
+      std::fprintf(stderr, "bench_inference: %d requesters, round %d ...\n", requesters, round + 1);
+      offline_total +=
+          offline_samples_per_s(*offline_backend, *windows, config, max_batch, seconds / rounds / 2);
+      auto shared = std::make_shared<Shared>();
+      for (int r = 0; r < requesters; ++r)
+        sys.spawn(requester, *inference, windows, static_cast<std::size_t>(r) * 3, in_flight, shared);
+      std::this_thread::sleep_for(100ms);  // the pipeline fills (and, in round 1, plans are built)
+      const uint64_t before = shared->completed;
+      const auto start = Clock::now();
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds / rounds));
+      actor_samples += static_cast<double>(shared->completed - before);
+      actor_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      shared->stop = true;
+      while (shared->active > 0) std::this_thread::sleep_for(1ms);
+      errors += shared->errors;
+    }
     auto m = metrics_of(sys, *inference);
     caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
     uint64_t batches = 0, windows_run = 0;
@@ -189,20 +195,15 @@ int main(int argc, char** argv) {
       batches += m.batch_sizes[n];
       windows_run += n * m.batch_sizes[n];
     }
-    const double actor_rate = static_cast<double>(done) / elapsed;
-    std::fprintf(stderr, "bench_inference: offline baseline after ...\n");
-    const double offline_after =
-        offline_samples_per_s(*offline_backend, *windows, config, max_batch, seconds / 4);
-    const double offline = (offline_before + offline_after) / 2;
+    const double actor_rate = actor_samples / actor_seconds;
+    const double offline = offline_total / rounds;
     std::printf(
         "{\"bench\":\"inference_saturation\",\"backend\":\"%s\",\"precision\":\"%s\",\"requesters\":%d,"
         "\"samples_per_s\":%.1f,\"offline_samples_per_s\":%.1f,\"ratio\":%.3f,\"in_flight_per_requester\":%d,"
-        "\"offline_batch\":%zu,\"offline_before\":%.1f,\"offline_after\":%.1f,\"mean_batch\":%.2f,"
-        "\"max_delay_ms\":%d,\"errors\":%llu}\n",
+        "\"offline_batch\":%zu,\"mean_batch\":%.2f,\"max_delay_ms\":%d,\"errors\":%llu}\n",
         backend_name.c_str(), precision.c_str(), requesters, actor_rate, offline, actor_rate / offline,
-        in_flight, max_batch, offline_before, offline_after,
-        batches ? static_cast<double>(windows_run) / static_cast<double>(batches) : 0.0, max_delay_ms,
-        static_cast<unsigned long long>(shared->errors.load()));
+        in_flight, max_batch, batches ? static_cast<double>(windows_run) / static_cast<double>(batches) : 0.0,
+        max_delay_ms, static_cast<unsigned long long>(errors));
     std::fflush(stdout);
   }
 
@@ -216,7 +217,7 @@ int main(int argc, char** argv) {
   if (!inference) return 1;
   std::fprintf(stderr, "bench_inference: latency at %.0f requests/s ...\n", rate);
   auto shared = std::make_shared<Shared>();
-  const int total = std::max(20, static_cast<int>(rate * seconds * 1.5));
+  const int total = std::max(20, static_cast<int>(rate * seconds));
   {
     caf::scoped_actor self{sys};
     for (int i = 0; i < 5; ++i)  // warm-up (plan for batch 1), not counted
