@@ -16,12 +16,6 @@
 // Re-executes itself with OMP_WAIT_POLICY=PASSIVE unless the environment sets it.
 #include <algorithm>
 #include <atomic>
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/event_based_actor.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/scoped_actor.hpp>
-#include <caf/send.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +24,13 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
 
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"
