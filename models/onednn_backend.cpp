@@ -111,6 +111,26 @@ class PlanBuilder {
     plan_.buffers.push_back(bf16_stage_);
   }
 
+  bool bf16() const { return engine_.bf16; }
+
+  // A bf16 buffer of its own (not the stage), for activations kept in bf16.
+  memory alloc_bf16(int64_t elements) {
+    memory m({{std::max<int64_t>(elements, 1)}, memory::data_type::bf16, tag::a}, eng_);
+    plan_.buffers.push_back(m);
+    return m;
+  }
+
+  memory bf16_rows(const memory& base, int64_t n, int64_t width) const {
+    return memory({{n, width}, memory::data_type::bf16, tag::ab}, eng_, base.get_data_handle());
+  }
+
+  // A Linear whose input is already bf16 (the output of another bf16 Linear).
+  void linear_from_bf16(const memory& src_bf16_rows, const Tensor& w, const Tensor& b, const memory& dst_rows,
+                        bool accumulate) {
+    memory bm = weight(b, {1, w.dim(0)}, tag::ab);
+    matmul(src_bf16_rows, bf16_weight(w), &bm, dst_rows, accumulate);
+  }
+
   // A reorder step writing a bf16 copy of `src` (same dims and layout) into the stage.
   memory to_bf16(const memory& src) {
     memory::desc src_md = src.get_desc();
@@ -371,8 +391,9 @@ class InformerPlan {
     context_ = pb.alloc(b_ * l_max * d_);
     selected_ = pb.alloc(b_ * h_ * n_top_max * dk_);
     merged_ = pb.alloc(b_ * l_max * d_);
-    hidden_ = pb.alloc(b_ * l_max * ff_);
-    pb.alloc_bf16_stage(b_ * (l_max + 2) * std::max({width, ff_, c.time_features() + int64_t{0}}));
+    hidden_ = pb.alloc(pb.bf16() ? 1 : b_ * l_max * ff_);
+    if (pb.bf16()) hidden_bf16_ = pb.alloc_bf16(b_ * l_max * ff_);
+    pb.alloc_bf16_stage(b_ * (l_max + 2) * std::max<int64_t>(width, c.time_features()));
     Plan& p = pb.plan_;
     p.idx.resize(static_cast<size_t>(l_max * sample_max));
     p.top.resize(static_cast<size_t>(b_ * h_ * n_top_max));
@@ -542,6 +563,16 @@ class InformerPlan {
   void feed_forward_block(const memory& src, const memory& dst, int64_t len, const LinearWeights& ffn1,
                           const LinearWeights& ffn2, const NormWeights& norm) {
     auto act = c_.activation == Activation::gelu ? dnnl::algorithm::eltwise_gelu_erf : dnnl::algorithm::eltwise_relu;
+    if (pb_.bf16()) {
+      // The hidden activations feed only the second Linear: written in bf16 at once
+      // (GELU still in fp32), so no separate conversion pass over the widest tensor.
+      memory hidden = pb_.bf16_rows(hidden_bf16_, b_ * len, ff_);
+      pb_.linear(rows(src, b_ * len, d_), ffn1.weight, ffn1.bias, hidden, false, act);
+      pb_.copy(src, dst, b_ * len * d_);
+      pb_.linear_from_bf16(hidden, ffn2.weight, ffn2.bias, rows(dst, b_ * len, d_), true);
+      pb_.layer_norm(dst, dst, b_ * len, norm);
+      return;
+    }
     pb_.linear(rows(src, b_ * len, d_), ffn1.weight, ffn1.bias, rows(hidden_, b_ * len, ff_), false, act);
     pb_.copy(src, dst, b_ * len * d_);
     pb_.linear(rows(hidden_, b_ * len, ff_), ffn2.weight, ffn2.bias, rows(dst, b_ * len, d_), true);
@@ -603,6 +634,7 @@ class InformerPlan {
   const int64_t b_, d_, h_, dk_, ff_;
   int64_t enc_len_ = 0;
   memory padded_, x_, x1_, enc_out_, qkv_, q_, kv_, qh_, kh_, vh_, scores_, context_, selected_, merged_, hidden_;
+  memory hidden_bf16_;  // bf16 only: the FFN's hidden activations
 };
 
 }  // namespace
