@@ -10,6 +10,7 @@
 #include "apiserver/discovery.hpp"
 #include "apiserver/patch.hpp"
 #include "apiserver/protobuf_decoder.hpp"
+#include "apiserver/read_rules.hpp"
 #include "apiserver/request_params.hpp"
 
 namespace kinformer::apiserver {
@@ -19,11 +20,6 @@ using nlohmann::json;
 namespace {
 
 HttpResponse ok_json(std::string body, int status = 200) { return HttpResponse{status, "application/json", std::move(body)}; }
-
-ApiError list_options_invalid(const std::string& field, const std::string& message) {
-  ApiError e = ApiError::invalid("meta.k8s.io", "ListOptions", "", {{"FieldValueForbidden", message, field}});
-  return e;
-}
 
 // Built-in list items omit kind/apiVersion (§A3); custom resource items keep them.
 void append_list_item(std::string& out, const StoredObject& object) {
@@ -93,66 +89,19 @@ class RequestHandler {
   HttpResponse list(const Target& t) {
     auto filter = filter_for(t);
     if (!filter) return error_response(filter.error());
-    auto rv_text = param(query_, "resourceVersion");
-    auto match = param(query_, "resourceVersionMatch");
-    auto token = param(query_, "continue");
-    std::size_t limit = 0;
+    ListParams params{param(query_, "resourceVersion"), param(query_, "resourceVersionMatch"),
+                      param(query_, "continue"), 0, flag(query_, "sendInitialEvents")};
     if (auto l = param(query_, "limit"); !l.empty()) {
       auto parsed = parse_unsigned(l);
       if (!parsed) return error_response(ApiError::bad_request("invalid limit \"" + l + "\": must be a non-negative integer"));
-      limit = static_cast<std::size_t>(*parsed);
+      params.limit = static_cast<std::size_t>(*parsed);
     }
-    if (flag(query_, "sendInitialEvents"))
-      return error_response(list_options_invalid("sendInitialEvents", "Forbidden: sendInitialEvents is forbidden for list"));
-    if (!match.empty()) {
-      if (match != "NotOlderThan" && match != "Exact")
-        return error_response(list_options_invalid("resourceVersionMatch", "Unsupported value: \"" + match +
-                                                   "\": supported values: \"Exact\", \"NotOlderThan\""));
-      if (rv_text.empty())
-        return error_response(list_options_invalid("resourceVersionMatch",
-                                                   "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"));
-      if (!token.empty())
-        return error_response(list_options_invalid("resourceVersionMatch",
-                                                   "Forbidden: resourceVersionMatch is forbidden when continue is provided"));
-      if (match == "Exact" && rv_text == "0")
-        return error_response(list_options_invalid("resourceVersionMatch",
-                                                   "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
-    }
-    auto rv_param = resource_version_param(rv_text);
-    if (!rv_param) return error_response(rv_param.error());
-    std::optional<std::uint64_t> rv = rv_param.value();
-    Store::ListQuery q;
+    auto planned = plan_list(store_, params);
+    if (!planned) return error_response(planned.error());
+    Store::ListQuery q = std::move(planned).value();
     q.namespace_name = t.namespace_name;
-    q.limit = limit;
     const ObjectFilter& f = filter.value();
     q.filter = [&f](const StoredObject& o) { return f.matches(o); };
-    if (!token.empty()) {
-      if (rv && *rv != 0)
-        return error_response(ApiError::bad_request("specifying resource version is not allowed when using continue"));
-      auto decoded = decode_continue(token);
-      if (!decoded) return error_response(ApiError::bad_request("continue key is not valid: malformed token"));
-      q.at_revision = decoded->first;
-      q.after_key = decoded->second;
-      if (q.at_revision != 0 && q.at_revision < store_.compacted_through()) {
-        ApiError expired = ApiError::expired(
-            "The provided continue parameter is too old to display a consistent list result. You can start a new "
-            "list without the continue parameter, or use the continue token in this response to retrieve the "
-            "remainder of the results. Continuing with the provided token results in an inconsistent list - objects "
-            "that were created, modified, or deleted between the time the first chunk was returned and now may "
-            "show up in the list.");
-        expired.continue_token = encode_continue(0, q.after_key);
-        return error_response(expired);
-      }
-    } else if (rv && *rv != 0) {
-      auto current = store_.revision();
-      if (*rv > current) {
-        ApiError too_large{504, "Timeout", "Too large resource version: " + rv_text + ", current: " + std::to_string(current),
-                           {}, {}, {}, {{"ResourceVersionTooLarge", "Too large resource version", ""}}, {}};
-        return error_response(too_large);
-      }
-      bool exact = match == "Exact" || (limit > 0 && match != "NotOlderThan");
-      if (exact) q.at_revision = *rv;
-    }
     auto page = store_.list(*t.type, q);
     if (!page) return error_response(page.error());
     std::string body = "{\"kind\":\"" + t.type->list_kind() + "\",\"apiVersion\":\"" + t.type->api_version() +
@@ -173,19 +122,16 @@ class RequestHandler {
   ApiReply watch(const Target& t) {
     auto filter = filter_for(t);
     if (!filter) return error_response(filter.error());
-    auto rv_text = param(query_, "resourceVersion");
-    auto match = param(query_, "resourceVersionMatch");
-    bool initial_events = flag(query_, "sendInitialEvents");
-    if (initial_events && match != "NotOlderThan")
-      return error_response(list_options_invalid("sendInitialEvents",
-                                                 "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
-    if (!initial_events && !match.empty())
-      return error_response(list_options_invalid("resourceVersionMatch",
-                                                 "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
-    auto rv_param = resource_version_param(rv_text);
-    if (!rv_param) return error_response(rv_param.error());
-    std::optional<std::uint64_t> rv = rv_param.value();
-    WatchPlan plan{std::move(filter).value(), 0, {}, std::nullopt, flag(query_, "allowWatchBookmarks"), {}};
+    const bool initial_events = flag(query_, "sendInitialEvents");
+    auto start = plan_watch(
+        store_, {param(query_, "resourceVersion"), param(query_, "resourceVersionMatch"), initial_events});
+    if (!start) return error_response(start.error());
+    WatchPlan plan{std::move(filter).value(),
+                   start->start_after,
+                   {},
+                   std::nullopt,
+                   flag(query_, "allowWatchBookmarks"),
+                   {}};
     if (auto ts = param(query_, "timeoutSeconds"); !ts.empty()) {
       auto seconds = parse_unsigned(ts);
       if (!seconds) return error_response(ApiError::bad_request("invalid timeoutSeconds \"" + ts + "\""));
@@ -196,7 +142,11 @@ class RequestHandler {
       static thread_local std::mt19937 rng{std::random_device{}()};
       plan.timeout = std::chrono::seconds(1800 + rng() % 1800);
     }
-    if (!rv || *rv == 0 || initial_events) {
+    if (start->final_error) {
+      plan.final_error = error_line(*start->final_error);
+      return plan;
+    }
+    if (start->replay_state) {
       Store::ListQuery q;
       q.namespace_name = plan.filter.namespace_name();
       const ObjectFilter& f = plan.filter;
@@ -205,14 +155,9 @@ class RequestHandler {
       if (!page) return error_response(page.error());
       for (const auto& object : page->items) plan.initial_lines.push_back(added_line(*object));
       plan.start_after = page->revision;
-      if (initial_events && plan.bookmarks) plan.initial_lines.push_back(bookmark_line(*t.type, page->revision, true));
-      return plan;
+      if (initial_events && plan.bookmarks)
+        plan.initial_lines.push_back(bookmark_line(*t.type, page->revision, true));
     }
-    plan.start_after = *rv;
-    auto compacted = store_.compacted_through();
-    if (*rv < compacted)
-      plan.final_error = error_line(ApiError::expired("too old resource version: " + rv_text + " (" +
-                                                      std::to_string(compacted + 1) + ")"));
     return plan;
   }
 

@@ -1,5 +1,7 @@
 #include "apiserver/store.hpp"
 
+#include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -137,8 +139,22 @@ StoredPtr make_stored(const ResourceType& type, const json& object) {
   return out;
 }
 
+ObjectPtr StoredObject::object() const {
+  if (auto cached = std::atomic_load(&parsed_)) return cached;
+  auto parsed = Object::parse(json);
+  // make_stored() serialized a complete object with a name: parsing it cannot fail
+  assert(parsed && "a stored object's JSON does not parse as an Object");
+  if (!parsed) return nullptr;
+  ObjectPtr expected;
+  ObjectPtr mine = std::move(parsed).value();
+  // two first readers may race: both keep the one that was stored first
+  if (!std::atomic_compare_exchange_strong(&parsed_, &expected, mine)) return expected;
+  return mine;
+}
+
 Store::Store(const ResourceRegistry& registry, StoreOptions options) : registry_(registry), options_(options) {
   if (options_.watch_history == 0) options_.watch_history = 1;
+  if (!options_.bootstrap_namespaces) return;
   std::vector<std::function<void()>> none;
   for (const char* ns : {"default", "kube-system", "kube-public"})
     (void)commit_create_locked(*registry_.namespaces(), "", json{{"metadata", {{"name", ns}}}}, false, none);
@@ -224,7 +240,7 @@ ApiResult<Store::WriteResult> Store::commit_create_locked(const ResourceType& ty
   if (type.namespaced) {
     meta["namespace"] = std::string(ns);
     auto& namespaces = objects_[registry_.namespaces()];
-    if (namespaces.find(std::string(ns)) == namespaces.end())
+    if (options_.bootstrap_namespaces && namespaces.find(std::string(ns)) == namespaces.end())
       return ApiError::not_found("", "namespaces", std::string(ns));
   } else {
     meta.erase("namespace");
@@ -429,6 +445,12 @@ std::uint64_t Store::notify_after(std::uint64_t rv, std::function<void()> wake) 
 void Store::cancel_wait(std::uint64_t ticket) {
   std::lock_guard lock(mu_);
   waiters_.erase(ticket);
+}
+
+void Store::compact() {
+  std::lock_guard lock(mu_);
+  history_.clear();
+  compacted_through_ = revision_;
 }
 
 Result<void> Store::save(const std::string& path) const {

@@ -20,6 +20,10 @@
 //     deletes its objects first (one event each).
 //   * save() writes a snapshot atomically (temp file + fsync + rename); load()
 //     restores objects and revision; the history starts empty after a load.
+//   * compact() forgets the whole history at once (etcd's compaction), as if every
+//     kept event had aged out: older watch starts and snapshots are then 410.
+//   * A StoredObject's object() is the runtime Object of the same bytes, parsed once
+//     and then shared by every in-process reader (apiserver/store_list_watch.hpp).
 // Threading: every member is thread-safe (one mutex). Waiter callbacks run on the
 //   writing thread after the mutex is released; they must only post work elsewhere.
 // Errors: ApiError values with the kube-apiserver code/reason/message; never throws
@@ -42,6 +46,7 @@
 
 #include "apiserver/api_error.hpp"
 #include "apiserver/resources.hpp"
+#include "runtime/object.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver {
@@ -58,6 +63,14 @@ struct StoredObject {
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> fields;  // every selectable field path -> value ("" when unset)
   std::string json;       // the whole object with kind/apiVersion, serialized
+
+  /// The same content as an immutable runtime Object, parsed on first use and then
+  /// the same ObjectPtr for every caller, so an informer embedded beside the store
+  /// caches the store's objects instead of copies. Any thread may call it.
+  ObjectPtr object() const;
+
+ private:
+  mutable ObjectPtr parsed_;  // read and written only with std::atomic_load/store
 };
 using StoredPtr = std::shared_ptr<const StoredObject>;
 
@@ -74,6 +87,11 @@ using EventPtr = std::shared_ptr<const StoreEvent>;
 
 struct StoreOptions {
   std::size_t watch_history = 10000;  // events kept for watch resumption and old snapshots
+  /// true (kube-apiserver): the namespaces default, kube-system and kube-public exist
+  /// from the start (revisions 1-3) and a namespaced object needs an existing
+  /// namespace. false: the store starts empty at revision 0 and takes any namespace,
+  /// for an in-process source of one resource (tests/support/fake_source.hpp).
+  bool bootstrap_namespaces = true;
 };
 
 class Store {
@@ -139,6 +157,10 @@ class Store {
   /// already is, else from the next writer (returning a ticket for cancel_wait()).
   std::uint64_t notify_after(std::uint64_t rv, std::function<void()> wake);
   void cancel_wait(std::uint64_t ticket);
+
+  /// Drops every kept event: compacted_through() becomes revision(). Watches behind
+  /// it and snapshots before it get 410 Expired from then on.
+  void compact();
 
   Result<void> save(const std::string& path) const;
   /// Replaces the whole content by the snapshot in `path`.

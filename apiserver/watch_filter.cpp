@@ -48,24 +48,34 @@ std::string event_line(const char* type, const std::string& object_json) {
 
 }  // namespace
 
-const std::string* line_for(const StoreEvent& event, const ObjectFilter& filter, std::deque<std::string>& scratch) {
-  if (event.object->type != &filter.type()) return nullptr;
-  if (!filter.has_selectors()) {
-    return filter.matches(*event.object) ? &event.line : nullptr;
-  }
+SeenAs seen_as(const StoreEvent& event, const ObjectFilter& filter) {
+  if (event.object->type != &filter.type()) return SeenAs::nothing;
+  if (!filter.has_selectors()) return filter.matches(*event.object) ? SeenAs::the_event : SeenAs::nothing;
   bool now = filter.matches(*event.object);
-  if (event.type != EventType::modified) return now ? &event.line : nullptr;
+  if (event.type != EventType::modified) return now ? SeenAs::the_event : SeenAs::nothing;
   bool before = event.previous && filter.matches(*event.previous);
-  if (now && before) return &event.line;
-  if (now) {
-    scratch.push_back(event_line("ADDED", event.object->json));
-    return &scratch.back();
-  }
-  if (before) {
-    json previous = json::parse(event.previous->json);
-    previous["metadata"]["resourceVersion"] = std::to_string(event.resource_version);
-    scratch.push_back(event_line("DELETED", previous.dump()));
-    return &scratch.back();
+  if (now && before) return SeenAs::the_event;
+  if (now) return SeenAs::added;
+  if (before) return SeenAs::deleted_previous;
+  return SeenAs::nothing;
+}
+
+const std::string* line_for(const StoreEvent& event, const ObjectFilter& filter,
+                            std::deque<std::string>& scratch) {
+  switch (seen_as(event, filter)) {
+    case SeenAs::nothing:
+      return nullptr;
+    case SeenAs::the_event:
+      return &event.line;
+    case SeenAs::added:
+      scratch.push_back(event_line("ADDED", event.object->json));
+      return &scratch.back();
+    case SeenAs::deleted_previous: {
+      json previous = json::parse(event.previous->json);
+      previous["metadata"]["resourceVersion"] = std::to_string(event.resource_version);
+      scratch.push_back(event_line("DELETED", previous.dump()));
+      return &scratch.back();
+    }
   }
   return nullptr;
 }

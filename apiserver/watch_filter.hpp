@@ -50,6 +50,15 @@ class ObjectFilter {
   FieldSelector fields_;
 };
 
+/// How one watcher sees a store event (the rule line_for() renders).
+enum class SeenAs : std::uint8_t {
+  nothing,           // another resource or namespace, or matching neither before nor after
+  the_event,         // the event as stored
+  added,             // the object started matching: ADDED with the new content
+  deleted_previous,  // it stopped matching: DELETED with the previous content at the event's RV
+};
+SeenAs seen_as(const StoreEvent& event, const ObjectFilter& filter);
+
 /// The line this watcher must receive for `event`: &event.line itself, a line
 /// rendered into `scratch` (kept stable: push_back only), or nullptr.
 const std::string* line_for(const StoreEvent& event, const ObjectFilter& filter, std::deque<std::string>& scratch);

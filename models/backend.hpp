@@ -16,15 +16,12 @@
 //   * `trace`, when given, receives every §2 intermediate under the names of
 //     tools/reference/make_goldens.py (enc_embedding, enc_layer<i>, enc_distil<i>,
 //     enc_out, dec_embedding, dec_layer<i>, dec_out, output).
-//   * Precision: fp32 everywhere by default. BackendOptions::precision bf16 is
-//     opt-in and only the onednn backend implements it (weights converted to bf16
-//     once, matmuls in bf16 with fp32 accumulation; normalisation, softmax and
-//     ProbSparse selection stay fp32); other backends reject it.
 // Threading: one forecast at a time per Backend object (backends keep scratch).
-// Errors: ModelError; make_backend throws ModelError "... not available in this
-// build" for a backend that was not compiled in (never falls back to another);
-// preferred_backend() is the one place that picks a backend when the caller
-// does not name one.
+// Errors: ModelError; make_backend throws BackendUnavailable ("... not available in
+// this build", or "... no usable CUDA device: <why>") for a backend that was not
+// compiled in or has no device (never falls back to another). Only the name "auto"
+// chooses: cuda when cuda_device_available(), else onednn (preferred_backend).
+// oneDNN is compiled in except in KINFORMER_MODELS_ONLY builds that lack it.
 #pragma once
 
 #include <map>
@@ -48,19 +45,6 @@ struct ForecastInput {
 };
 
 using Trace = std::map<std::string, Tensor>;
-
-enum class Precision { fp32, bf16 };
-
-/// "fp32" or "bf16".
-std::string_view to_string(Precision precision);
-
-/// Parses "fp32" or "bf16"; ModelError otherwise.
-Precision parse_precision(std::string_view text);
-
-/// How make_backend builds a backend. All optional.
-struct BackendOptions {
-  Precision precision = Precision::fp32;  // bf16: onednn only, opt-in (accuracy cost, see README)
-};
 
 class Backend {
  public:
@@ -91,18 +75,49 @@ class Backend {
 /// Throws ModelError when a shape or a value of `in` is not what `config` accepts.
 void validate_input(const InformerConfig& config, const ForecastInput& in);
 
-/// "reference", "onednn" or "cuda"; ModelError for an unknown or unavailable one,
-/// or for a precision the backend does not implement.
-std::unique_ptr<Backend> make_backend(std::string_view name, const InformerConfig& config,
-                                      std::shared_ptr<const InformerWeights> weights, BackendOptions options = {});
+/// Arithmetic of the matrix products (informer-model.md §9.13). The cuda backend
+/// implements all four, onednn fp32 and bf16 (opt-in: weights converted to bf16 once,
+/// bf16 products with fp32 accumulation; normalisation, softmax and ProbSparse
+/// selection stay fp32), reference fp32 only; each rejects what it does not implement.
+enum class Precision {
+  fp32,  // strict fp32 (TF32 off): the default, within 1e-4 of the reference
+  tf32,  // cuda: fp32 operands rounded to TF32 on tensor cores
+  fp16,  // cuda: weight products with fp16 operands on tensor cores, fp32 accumulation and activations
+  bf16,  // cuda: the same with bf16 operands; onednn: Linears and the distil conv in bf16 (AMX/AVX512_BF16)
+};
 
-/// The names make_backend accepts in this build. "cuda" is listed only when the
-/// CUDA backend was compiled in and a device is present.
+/// "fp32", "tf32", "fp16", "bf16".
+std::string_view to_string(Precision precision);
+
+/// Parses what to_string gives; ModelError otherwise.
+Precision parse_precision(std::string_view text);
+
+/// How make_backend builds a backend. All optional.
+struct BackendOptions {
+  Precision precision = Precision::fp32;
+  bool cuda_graphs = true;  // cuda: capture each shape's forward pass once and replay it (launch overhead)
+  int cuda_device = 0;      // cuda: device ordinal; one backend = one stream on it
+};
+
+/// "reference", "onednn", "cuda", or "auto" (= preferred_backend()); ModelError for an
+/// unknown name or a precision the backend does not implement, BackendUnavailable for
+/// a backend that is not built or has no device here.
+std::unique_ptr<Backend> make_backend(std::string_view name, const InformerConfig& config,
+                                      std::shared_ptr<const InformerWeights> weights,
+                                      BackendOptions options = {});
+
+/// The names make_backend can build here: "cuda" only when it was compiled in and
+/// cuda_device_available().
 std::vector<std::string> available_backends();
 
+/// True when this build has the CUDA backend and a device it can run on (sm_90 or
+/// newer, a working driver). Never throws and prints nothing; *why (when not null)
+/// gets the reason on false. Probes once per process.
+bool cuda_device_available(std::string* why = nullptr);
+
 /// The backend to use when the caller does not name one: "cuda" when
-/// available_backends() lists it, else "onednn". `why`, when given, receives a
-/// one-line reason for the choice (for the caller's log).
+/// cuda_device_available(), else "onednn" ("reference" in a build without oneDNN).
+/// `why`, when given, receives a one-line reason for the choice (for the caller's log).
 std::string preferred_backend(std::string* why = nullptr);
 
 }  // namespace kinformer::models

@@ -45,6 +45,44 @@ bool ReplaySampler::forced_queries(int batch, int heads, int n_top, int32_t* top
   return true;
 }
 
+std::vector<ProbSparseCall> prob_sparse_calls(const InformerConfig& config, int l_enc, int l_dec) {
+  std::vector<ProbSparseCall> calls;
+  if (config.attn != AttentionKind::prob) return calls;
+  auto add = [&](int len, bool masked) {
+    calls.push_back({len, len, prob_sample_count(config.factor, len), prob_sample_count(config.factor, len), masked});
+  };
+  int len = l_enc;
+  for (int i = 0; i < config.e_layers; ++i) {
+    add(len, false);
+    if (config.distil && i + 1 < config.e_layers) len = (len - 1) / 2 + 1;  // the ConvLayer after layer i (§3.6)
+  }
+  for (int i = 0; i < config.d_layers; ++i) add(l_dec, true);
+  return calls;
+}
+
+ReplaySampler fixed_selection_sampler(const std::vector<ProbSparseCall>& calls, int batch, int heads, uint32_t seed) {
+  SeededSampler keys(seed);
+  keys.begin_forward();
+  std::mt19937 rng(seed + 1);
+  std::vector<ReplaySampler::Call> replay;
+  std::vector<int32_t> positions;
+  for (const auto& c : calls) {
+    ReplaySampler::Call r;
+    r.l_q = c.l_q;
+    r.sample_k = c.sample_k;
+    r.idx.resize(static_cast<size_t>(c.l_q) * static_cast<size_t>(c.sample_k));
+    keys.sample_keys(c.l_q, c.l_k, c.sample_k, r.idx.data());
+    positions.resize(static_cast<size_t>(c.l_q));
+    for (int p = 0; p < batch * heads; ++p) {
+      std::iota(positions.begin(), positions.end(), 0);
+      std::shuffle(positions.begin(), positions.end(), rng);
+      r.top.insert(r.top.end(), positions.begin(), positions.begin() + c.n_top);
+    }
+    replay.push_back(std::move(r));
+  }
+  return ReplaySampler(std::move(replay));
+}
+
 void sparsity_measure(const float* q, const float* k, int ld, int b, int h, int head_dim, int l_q, int l_k,
                       const int32_t* idx, int sample_k, float* m) {
   for (int i = 0; i < l_q; ++i) {

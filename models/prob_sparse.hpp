@@ -21,6 +21,8 @@
 #include <random>
 #include <vector>
 
+#include "models/informer_config.hpp"
+
 namespace kinformer::models {
 
 /// min(factor·⌈ln length⌉, length): sample_k for L_K, n_top (u) for L_Q.
@@ -72,6 +74,22 @@ class ReplaySampler final : public ProbSparseSampler {
   std::vector<Call> calls_;
   size_t next_idx_ = 0, next_top_ = 0;
 };
+
+/// One ProbSparse attention call of a forward pass: its lengths and counts.
+struct ProbSparseCall {
+  int l_q = 0, l_k = 0, sample_k = 0, n_top = 0;
+  bool masked = false;
+};
+
+/// Every ProbSparse call of one forward pass, in the order the sampler is asked
+/// (encoder layers at the lengths distilling leaves, then the decoder
+/// self-attentions); empty when config.attn is full.
+std::vector<ProbSparseCall> prob_sparse_calls(const InformerConfig& config, int l_enc, int l_dec);
+
+/// Seeded key samples and a fixed, seeded choice of n_top distinct queries per
+/// (batch, head) for every call: two backends (or precisions) fed this sampler do
+/// the same arithmetic, free of the selection's near-tie sensitivity (§3.4).
+ReplaySampler fixed_selection_sampler(const std::vector<ProbSparseCall>& calls, int batch, int heads, uint32_t seed);
 
 /// M[l] for one (batch b, head h): Q and K rows are `ld` floats apart, element
 /// (b, l, h, e) at q[(b*l_q + l)*ld + h*head_dim + e].

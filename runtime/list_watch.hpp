@@ -2,8 +2,10 @@
 //
 // ListWatch: where a Reflector gets its objects — one list call (a page) and one
 // watch stream at a time (client-go ListerWatcher; informer-semantics.md §5, §8;
-// kube-api-protocol.md A4–A5). Implementations: the in-memory source for tests and
-// demos (runtime/memory_source.hpp) and, later, the HTTP client of a real cluster.
+// kube-api-protocol.md A4–A5). Implementations: the in-process source over the
+// embedded API server's store (apiserver/store_list_watch.hpp, which tests reach
+// through tests/support/fake_source.hpp) and the HTTP client of a real cluster.
+// tests/support/fault_injecting_list_watch.hpp wraps any of them to inject faults.
 //
 // Contract
 //   * Calls return at once; results arrive through the callbacks, possibly on
@@ -14,7 +16,7 @@
 //     server's timeout; an Error otherwise), unless stop() came first: after stop()
 //     returns, no callback of that watch runs any more.
 //   * Callbacks may run before list()/watch() returns (a source that answers
-//     synchronously, like the in-memory one), so they must not expect the returned
+//     synchronously, like the in-process one), so they must not expect the returned
 //     Watch to exist yet.
 //   * A watch started at a too-old resource version closes with Errc::gone (the
 //     server's ERROR event with code 410); a list at one fails with Errc::gone, and

@@ -1,8 +1,8 @@
 // tests/actors/live_fixture.hpp
 //
-// A real-scheduler fixture for the SharedInformer tests: two worker threads, an
-// in-memory source, a thread-safe event log, and eventually() — a poll with a
-// generous deadline, never a tight timing.
+// A real-scheduler fixture for the SharedInformer tests: two worker threads, the
+// fake source (tests/support/fake_source.hpp), a thread-safe event log, and
+// eventually() — a poll with a generous deadline, never a tight timing.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -18,7 +18,7 @@
 #include <caf/actor_system_config.hpp>
 
 #include "actors/errors.hpp"
-#include "runtime/memory_source.hpp"
+#include "tests/support/fake_source.hpp"
 
 namespace kinformer::testing {
 
@@ -57,7 +57,7 @@ class EventLog {
 struct LiveFixture {
   caf::actor_system_config cfg;
   caf::actor_system sys;
-  std::shared_ptr<MemorySource> source = std::make_shared<MemorySource>();
+  std::shared_ptr<FakeSource> source = std::make_shared<FakeSource>();
 
   static caf::actor_system_config& prepare(caf::actor_system_config& c) {
     c.set("scheduler.max-threads", 2);

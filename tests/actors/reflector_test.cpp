@@ -1,4 +1,4 @@
-// Tests for actors/reflector.hpp against the in-memory source and a fake FIFO, on
+// Tests for actors/reflector.hpp against the fake source (tests/support) and a fake FIFO, on
 // CAF's test_coordinator with virtual time (informer-semantics.md §5, items 30–45).
 // Random numbers are fixed at 0 unless a test says otherwise, so a back-off wait
 // is exactly 800 ms, 1.6 s, 3.2 s, ...
@@ -17,9 +17,9 @@
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
-#include "runtime/memory_source.hpp"
 #include "tests/actors/live_fixture.hpp"
 #include "tests/support/fake_fifo.hpp"
+#include "tests/support/fake_source.hpp"
 #include "tests/support/objects.hpp"
 #include "tests/support/virtual_time.hpp"
 
@@ -75,7 +75,7 @@ class ReflectorFixture : public testing::VirtualTimeFixture {
     for (int i = 0; i < n; ++i) source->add(pod("p" + std::to_string(i), ""));
   }
 
-  std::shared_ptr<MemorySource> source = std::make_shared<MemorySource>();
+  std::shared_ptr<testing::FakeSource> source = std::make_shared<testing::FakeSource>();
   std::shared_ptr<testing::FifoLog> log = std::make_shared<testing::FifoLog>();
   DeltaFIFOActor fifo;
   std::vector<Error> errors;  // written by the reflector, which runs on this thread
@@ -113,7 +113,7 @@ TEST_CASE_METHOD(ReflectorFixture,
                  "[reflector][item-31][actor]") {
   auto r = start();
   source->add(pod("a", ""));  // 1
-  source->modify(pod("a", ""));  // 2
+  source->modify(pod("a", "", {{"v", "2"}}));  // 2
   run();
   CHECK(log->deltas() == std::vector<std::string>{"added a", "updated a"});
   source->close_watches();
@@ -481,8 +481,8 @@ TEST_CASE_METHOD(ReflectorFixture, "a stopped reflector returns promptly and sto
                  "[reflector][item-44][actor]") {
   SECTION("stopped while the list is in flight: no watch is ever started") {
     std::vector<std::function<void()>> deferred;
-    source = std::make_shared<MemorySource>(
-        MemorySourceOptions{1000, [&](std::function<void()> task) { deferred.push_back(std::move(task)); }});
+    source = std::make_shared<testing::FakeSource>(testing::FakeSourceOptions{
+        1000, [&](std::function<void()> task) { deferred.push_back(std::move(task)); }});
     auto r = start();
     REQUIRE(lists() == 1);
     caf::anon_send_exit(r, caf::exit_reason::user_shutdown);
@@ -553,8 +553,8 @@ TEST_CASE_METHOD(ReflectorFixture,
   o.use_watch_list = true;
   SECTION("the replace waits for the bookmark; later events are deltas on the same watch") {
     std::vector<std::function<void()>> deferred;
-    source = std::make_shared<MemorySource>(
-        MemorySourceOptions{1000, [&](std::function<void()> task) { deferred.push_back(std::move(task)); }});
+    source = std::make_shared<testing::FakeSource>(testing::FakeSourceOptions{
+        1000, [&](std::function<void()> task) { deferred.push_back(std::move(task)); }});
     o.source = source;
     source->add(pod("a", ""));
     source->add(pod("b", ""));
@@ -581,7 +581,8 @@ TEST_CASE_METHOD(ReflectorFixture,
     CHECK(lists() == 0);
   }
   SECTION("a server without watch-list support gets the classic LIST") {
-    source = std::make_shared<MemorySource>(MemorySourceOptions{1000, {}, /*watch_list=*/false});
+    source =
+        std::make_shared<testing::FakeSource>(testing::FakeSourceOptions{1000, {}, /*watch_list=*/false});
     o.source = source;
     source->add(pod("a", ""));
     start(o);
@@ -676,7 +677,7 @@ TEST_CASE("on worker threads the reflector follows changes made from another thr
           "[reflector][actor][threads]") {
   caf::actor_system_config cfg;
   caf::actor_system sys{testing::LiveFixture::prepare(cfg)};  // the TSAN-visible scheduler under TSAN
-  auto source = std::make_shared<MemorySource>();
+  auto source = std::make_shared<testing::FakeSource>();
   auto log = std::make_shared<testing::FifoLog>();
   auto fifo = sys.spawn(testing::fake_fifo, log);
   source->add(pod("first", ""));

@@ -1,5 +1,5 @@
 // Tests of the SharedInformer facade (actors/shared_informer.hpp) over the
-// in-memory source, on the real scheduler (two threads).
+// fake source (tests/support), on the real scheduler (two threads).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // Tests of the typed layer (actors/typed_informer.hpp, actors/kinds.hpp) and the
-// InformerFactory (actors/informer_factory.hpp), over the in-memory source.
+// InformerFactory (actors/informer_factory.hpp), over the fake source (tests/support).
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -104,7 +104,7 @@ TEST_CASE_METHOD(LiveFixture, "typed handlers receive the decoded object for add
   source->add(pod("a", "0"));
   pods.run();
   REQUIRE(pods.wait_for_sync(20s));
-  source->modify(pod("a", "0"));
+  source->modify(pod("a", "0", {{"v", "2"}}));
   source->remove("default/a");
   REQUIRE(eventually([&] { return log->size() == 3; }));
   CHECK(log->lines() == std::vector<std::string>{"add a node-1 initial", "update a 1->2", "delete a"});
@@ -134,7 +134,7 @@ TEST_CASE_METHOD(LiveFixture, "each object is decoded once at ingest, whatever t
 
 TEST_CASE_METHOD(LiveFixture, "the factory shares one informer per resource and scope", "[factory][actor]") {
   auto pods_source = source;
-  auto other_source = std::make_shared<kinformer::MemorySource>();
+  auto other_source = std::make_shared<kinformer::testing::FakeSource>();
   int made = 0;
   InformerFactory factory(sys, [&](std::string_view resource, const InformerScope& scope) {
     ++made;

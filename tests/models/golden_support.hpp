@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "models/backend.hpp"
 #include "models/informer_config.hpp"
 #include "models/prob_sparse.hpp"
 #include "models/tensor.hpp"
@@ -34,3 +35,16 @@ models::ReplaySampler golden_sampler(const std::string& case_name, int first, in
 double scaled_error(const models::Tensor& a, const models::Tensor& b);
 
 }  // namespace kinformer::testing
+
+/// Ends a [gpu] test early, as a skip that says why, when this build or machine
+/// cannot run the cuda backend (no CUDA build, no device, no driver). The WARN line
+/// starts with "skipped:", which ctest reports as a skip (SKIP_REGULAR_EXPRESSION in
+/// tests/models/CMakeLists.txt).
+#define KINFORMER_REQUIRE_CUDA_DEVICE()                               \
+  do {                                                                \
+    std::string why_unavailable;                                      \
+    if (!kinformer::models::cuda_device_available(&why_unavailable)) { \
+      WARN("skipped: the cuda backend cannot run here: " << why_unavailable); \
+      return;                                                         \
+    }                                                                 \
+  } while (false)

@@ -142,3 +142,36 @@ TEST_CASE("a whole model whose factor selects every query equals the full-attent
     }
   }
 }
+
+TEST_CASE("the CUDA backend matches PyTorch end to end with every intermediate", "[models][golden][cuda][gpu][unit]") {
+  KINFORMER_REQUIRE_CUDA_DEVICE();
+  for (std::string c : {"s96", "s720", "s97", "full_nomix"})
+    SECTION(c) { check_full_model("cuda", c); }
+}
+
+TEST_CASE("with only the key sample replayed, the CUDA backend selects PyTorch's queries and matches its output",
+          "[models][golden][cuda][gpu][unit]") {
+  KINFORMER_REQUIRE_CUDA_DEVICE();
+  auto config = golden_config("s96");
+  auto backend = models::make_backend("cuda", config, weights_for(config));
+  Tensor x_enc = golden_tensor("s96", "x_enc"), x_mark_enc = golden_tensor("s96", "x_mark_enc"),
+         x_dec = golden_tensor("s96", "x_dec"), x_mark_dec = golden_tensor("s96", "x_mark_dec"), out;
+  auto sampler = golden_sampler("s96", 0, 3, false);
+  backend->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, out, sampler);
+  CHECK(scaled_error(out, golden_tensor("s96", "output")) <= tolerance);
+}
+
+TEST_CASE("on the CUDA backend a model whose factor selects every query equals the full-attention model",
+          "[models][golden][cuda][gpu][unit]") {
+  KINFORMER_REQUIRE_CUDA_DEVICE();
+  auto prob = golden_config("s96");
+  prob.factor = 100;  // u = L for L = 96, 48 and 72
+  auto full = prob;
+  full.attn = models::AttentionKind::full;
+  auto w = weights_for(prob);
+  Tensor x_enc = golden_tensor("s96", "x_enc"), x_mark_enc = golden_tensor("s96", "x_mark_enc"),
+         x_dec = golden_tensor("s96", "x_dec"), x_mark_dec = golden_tensor("s96", "x_mark_dec"), a, b;
+  models::make_backend("cuda", prob, w)->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, a);
+  models::make_backend("cuda", full, w)->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, b);
+  CHECK(scaled_error(a, b) <= 1e-5);
+}

@@ -17,11 +17,11 @@ using namespace kinformer;
 
 constexpr const char* usage =
     "usage: kinformer eval-ett --config C.json --weights W.safetensors --scaler S.json --data ETTh1.csv\n"
-    "                          [--backend reference|onednn|cuda] [--precision fp32|bf16] [--split test|val|train] [--batch 32] [--seed N]\n"
+    "                          [--backend reference|onednn|cuda|auto] [--precision fp32|bf16|tf32|fp16] [--split test|val|train] [--batch 32] [--seed N]\n"
     "  prints MSE and MAE on the scaled data (drop_last batches, like the official test loader).\n"
     "  --scaler: the JSON written by tools/train_informer.py (features, target, mean, std).\n"
-    "  --precision bf16 (onednn only) also runs fp32 on every batch and prints the largest\n"
-    "  |bf16 - fp32| forecast difference and the fp32 MSE of the same run.\n";
+    "  --precision other than fp32 (onednn: bf16; cuda: tf32, fp16, bf16) also runs fp32 on every\n"
+    "  batch and prints the largest |difference| of the forecasts and the fp32 MSE of the same run.\n";
 
 int run_eval_ett(int argc, char** argv) {
   cli::Options o;

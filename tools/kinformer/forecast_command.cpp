@@ -12,7 +12,7 @@ namespace {
 constexpr const char* usage =
     "usage: kinformer forecast --config C.json --weights W.safetensors --x-enc X.npy --x-mark-enc XM.npy\n"
     "                          --x-dec D.npy --x-mark-dec DM.npy --out Y.npy\n"
-    "                          [--backend reference|onednn|cuda] [--precision fp32|bf16] [--seed N]\n"
+    "                          [--backend reference|onednn|cuda|auto] [--precision fp32|bf16|tf32|fp16] [--seed N]\n"
     "  inputs float32: x_enc [B, seq_len, enc_in], x_mark_enc [B, seq_len, F_t],\n"
     "  x_dec [B, label_len+pred_len, dec_in], x_mark_dec [B, label_len+pred_len, F_t];\n"
     "  output [B, pred_len, c_out]. Default backend: onednn. --seed: ProbSparse key sampling (default 2021).\n";

@@ -25,7 +25,7 @@ using namespace kinformer;
 constexpr const char* usage =
     "usage: kinformer serve-inference --port P --model NAME=CONFIG.json,WEIGHTS.safetensors [--model ...]\n"
     "                                 [--host 127.0.0.1] [--backend auto|onednn|reference|cuda]\n"
-    "                                 [--precision fp32|bf16] [--max-batch 32] [--max-delay-ms 5] "
+    "                                 [--precision fp32|bf16|tf32|fp16] [--max-batch 32] [--max-delay-ms 5] "
     "[--max-queue 1024]\n"
     "  publishes the inference actor on HOST:P (loopback by default; --port 0 picks a free port), prints\n"
     "  \"serving inference on HOST:PORT\" on stdout, and serves until SIGINT or SIGTERM.\n"
@@ -67,7 +67,8 @@ std::string parse(int argc, char** argv, actors::InferenceOptions& options, std:
     else if (name == "--max-queue")
       options.batching.max_queue = static_cast<std::size_t>(number());
     else if (name == "--precision") {
-      if (value != "fp32" && value != "bf16") return "--precision must be fp32 or bf16";
+      if (value != "fp32" && value != "bf16" && value != "tf32" && value != "fp16")
+        return "--precision must be fp32, bf16, tf32 or fp16";
       precision = models::parse_precision(value);
     } else
       return "unknown argument '" + name + "'";

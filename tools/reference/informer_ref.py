@@ -79,7 +79,7 @@ class FullAttention(nn.Module):
         scores = torch.einsum("blhe,bshe->bhls", q, k) * scale
         if self.mask_flag:
             l_q, l_k = q.shape[1], k.shape[1]
-            causal = torch.ones(l_q, l_k, dtype=torch.bool).triu(1)
+            causal = torch.ones(l_q, l_k, dtype=torch.bool, device=q.device).triu(1)
             scores = scores.masked_fill(causal, float("-inf"))
         return torch.einsum("bhls,bshd->blhd", torch.softmax(scores, dim=-1), v)
 
@@ -96,18 +96,18 @@ class ProbAttention(nn.Module):
         Q, K, V = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # [B,H,L,E]
         sample_k = min(self.factor * math.ceil(math.log(l_k)), l_k)
         n_top = min(self.factor * math.ceil(math.log(l_q)), l_q)
-        idx = hook.sample_keys(l_q, l_k, sample_k)                             # [L_Q, sample_k]
+        idx = hook.sample_keys(l_q, l_k, sample_k).to(q.device)              # [L_Q, sample_k], drawn on CPU (§9.14)
         # Gather-dot (§3.4 step 3) instead of materialising the sampled keys per batch.
         k_sample = K[:, :, idx, :]                                             # [B,H,L_Q,sk,E]
         qk = torch.einsum("bhle,bhlse->bhls", Q, k_sample)
         m = qk.max(dim=-1)[0] - qk.sum(dim=-1) / l_k                           # divisor L_K (§9.2)
-        top = hook.select(m.topk(n_top, dim=-1, sorted=False)[1])              # [B,H,u]
+        top = hook.select(m.topk(n_top, dim=-1, sorted=False)[1]).to(q.device)  # [B,H,u]
         gather = top.unsqueeze(-1).expand(-1, -1, -1, e)
         q_reduced = torch.gather(Q, 2, gather)
         scores = torch.matmul(q_reduced, K.transpose(-2, -1)) / math.sqrt(e)   # [B,H,u,L_K]
         if self.mask_flag:
             context = V.cumsum(dim=-2)                                          # a sum (§9.1)
-            hidden = torch.arange(l_k).view(1, 1, 1, l_k) > top.unsqueeze(-1)
+            hidden = torch.arange(l_k, device=q.device).view(1, 1, 1, l_k) > top.unsqueeze(-1)
             scores = scores.masked_fill(hidden, float("-inf"))
         else:
             context = V.mean(dim=-2, keepdim=True).expand(b, h, l_q, e).clone()
