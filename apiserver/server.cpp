@@ -17,6 +17,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "apiserver/api.hpp"
+#include "apiserver/storage/persistence.hpp"
 
 namespace kinformer::apiserver {
 
@@ -46,6 +47,7 @@ struct Shared {
   Store* store;
   Counters* counters;
   std::string address;  // "127.0.0.1:PORT", for /api
+  storage::Persistence* persistence;  // nullptr without a data file
 };
 
 class SessionBase {
@@ -79,6 +81,10 @@ class SessionRegistry {
   std::mutex mu_;
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> live_;  // guarded by mu_
 };
+
+ApiError not_persisted() {
+  return ApiError::internal("the write-ahead log failed: this request's effect may not survive a restart");
+}
 
 std::string chunk_header(std::size_t size) {
   char out[24];
@@ -169,8 +175,33 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
         message[http::field::authorization] != "Bearer " + shared_.options->token)
       return send_response(error_response(ApiError::unauthorized()));
     auto reply = shared_.api->handle(request, shared_.address);
+    if (shared_.persistence) return answer_when_durable(std::move(reply));
+    answer(std::move(reply));
+  }
+
+  void answer(ApiReply reply) {
     if (auto* response = std::get_if<HttpResponse>(&reply)) return send_response(std::move(*response));
     start_watch(std::move(std::get<WatchPlan>(reply)));
+  }
+
+  // An answer leaves once everything it could have seen is durable (storage/persistence.hpp):
+  // a write's 2xx only after its log record is fsynced, and no read shows a revision a
+  // crash could take back. The wait is asynchronous, so concurrent writers share an fsync.
+  void answer_when_durable(ApiReply reply) {
+    auto held = std::make_shared<ApiReply>(std::move(reply));
+    auto caller = std::this_thread::get_id();
+    auto* persistence = shared_.persistence;
+    auto self = this->shared_from_this();
+    persistence->when_durable(persistence->sync_point(), [self, held, caller](bool durable) {
+      auto go = [self, held, durable] {
+        if (self->closed_) return;
+        if (!durable) return self->send_error_and_close(not_persisted());
+        self->answer(std::move(*held));
+      };
+      // Already durable: called back on this strand, before when_durable() returned.
+      if (std::this_thread::get_id() == caller) return go();
+      net::post(self->stream_.get_executor(), std::move(go));
+    });
   }
 
   void send_error_and_close(const ApiError& error) {
@@ -374,6 +405,7 @@ struct Server::Impl {
   ResourceRegistry registry;
   Store store;
   Api api;
+  std::unique_ptr<storage::Persistence> persistence;  // with a data file, between start() and stop()
   Counters counters;
   Shared shared{};
   SessionRegistry sessions;
@@ -418,8 +450,12 @@ Server::~Server() { (void)stop(); }
 Result<std::uint16_t> Server::start() {
   auto& s = *impl_;
   if (s.running) return s.port;
-  if (!s.options.data_file.empty() && ::access(s.options.data_file.c_str(), F_OK) == 0)
-    if (auto loaded = s.store.load(s.options.data_file); !loaded) return loaded.error();
+  if (!s.options.data_file.empty() && !s.persistence) {
+    auto opened = storage::Persistence::open(
+        s.store, s.registry, {s.options.data_file, s.options.wal_compact_bytes, s.options.repair});
+    if (!opened) return std::move(opened).error();
+    s.persistence = std::move(opened).value();
+  }
   if (s.options.tls_cert_file.empty() != s.options.tls_key_file.empty())
     return Error{Errc::server_error, "TLS needs both a certificate and a key file"};
   try {
@@ -450,7 +486,8 @@ Result<std::uint16_t> Server::start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   auto host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
-  s.shared = Shared{&s.options, &s.api, &s.store, &s.counters, host + ":" + std::to_string(s.port)};
+  s.shared = Shared{&s.options, &s.api, &s.store, &s.counters, host + ":" + std::to_string(s.port),
+                    s.persistence.get()};
   s.accept();
   s.work.emplace(s.ioc.get_executor());
   for (unsigned i = 0; i < std::max(1u, s.options.threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
@@ -477,8 +514,10 @@ Result<void> Server::stop() {
   s.threads.clear();
   s.acceptor.reset();
   s.ioc.restart();
-  if (!s.options.data_file.empty()) return s.store.save(s.options.data_file);
-  return {};
+  if (!s.persistence) return {};
+  auto closed = s.persistence->close();  // the final snapshot
+  s.persistence.reset();
+  return closed;
 }
 
 std::uint16_t Server::port() const { return impl_->port; }
@@ -493,6 +532,8 @@ HttpResponse Server::call(const std::string& method, const std::string& target, 
                           const std::string& content_type) {
   HttpRequest request{method, target, content_type, "application/json", body};
   auto reply = impl_->api.handle(request, impl_->shared.address);
+  if (auto& p = impl_->persistence; p && !p->wait_durable(p->sync_point()))
+    return error_response(not_persisted());
   if (auto* response = std::get_if<HttpResponse>(&reply)) return std::move(*response);
   return error_response(ApiError::bad_request("a watch needs the HTTP endpoint (" + url() + "), not Server::call()"));
 }
@@ -500,7 +541,14 @@ const ResourceRegistry& Server::registry() const { return impl_->registry; }
 
 ServerStats Server::stats() const {
   const auto& c = impl_->counters;
-  return ServerStats{c.requests.load(), c.watches_started.load(), c.watches_active.load(), c.slow_watchers_closed.load()};
+  ServerStats out{c.requests.load(), c.watches_started.load(), c.watches_active.load(),
+                  c.slow_watchers_closed.load()};
+  if (impl_->persistence) {
+    auto log = impl_->persistence->log_stats();
+    out.log_records = log.records;
+    out.log_syncs = log.syncs;
+  }
+  return out;
 }
 
 }  // namespace kinformer::apiserver

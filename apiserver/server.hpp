@@ -20,8 +20,12 @@
 //     whose socket accepts nothing for watch_write_timeout is closed. Both are
 //     logged to stderr and counted in stats().slow_watchers_closed. A watch's
 //     connection closes when the watch ends; a client hang-up is noticed at once.
-//   * stop() closes the listener and every connection, joins the I/O threads and,
-//     with a data_file, saves the snapshot (atomically). start() loads it first.
+//   * With a data_file (storage/persistence.hpp): start() recovers the snapshot and
+//     write-ahead log (and fails on a missing directory, a damaged file or a corrupt
+//     log record unless `repair`); every answer, over HTTP or call(), is sent only once
+//     the writes it made or saw are fsynced (group commit); stop() writes the final
+//     snapshot.
+//   * stop() closes the listener and every connection and joins the I/O threads.
 // Threading: start()/stop() from one owning thread; store(), stats(), url() from any.
 // Errors: start() fails with Errc::server_error naming the address, file or TLS
 //   problem; nothing throws out of the I/O threads.
@@ -46,6 +50,8 @@ struct ServerOptions {
   std::string tls_cert_file;               // PEM; both set = HTTPS
   std::string tls_key_file;
   std::string data_file;                   // "" = no persistence
+  std::uint64_t wal_compact_bytes = 64ull << 20;  // log size that triggers a snapshot
+  bool repair = false;                     // truncate the log at a corrupt record instead of failing
   std::size_t watch_history = 10000;       // events kept for resumption (410 beyond)
   std::size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's request limit
   std::chrono::milliseconds bookmark_interval{60000};   // with allowWatchBookmarks
@@ -59,6 +65,8 @@ struct ServerStats {
   std::uint64_t watches_started = 0;
   std::uint64_t watches_active = 0;
   std::uint64_t slow_watchers_closed = 0;
+  std::uint64_t log_records = 0;  // with a data file: write-ahead log records written ...
+  std::uint64_t log_syncs = 0;    // ... and the fdatasyncs that made them durable (group commit)
 };
 
 class Server {

@@ -4,15 +4,9 @@
 #include <cassert>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <optional>
 #include <random>
-#include <sstream>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -161,6 +155,18 @@ Store::Store(const ResourceRegistry& registry, StoreOptions options) : registry_
   // The bootstrap namespaces are the starting state, not watchable history.
   history_.clear();
   compacted_through_ = revision_;
+  durable_revision_ = revision_;
+}
+
+// Declared after the lock_guard, so its destructor runs while the mutex is still held.
+struct Store::LogHandOff {
+  Store& store;
+  ~LogHandOff() { store.hand_to_log_locked(); }
+};
+
+void Store::hand_to_log_locked() {
+  if (log_ && !unlogged_.empty()) log_->append(std::move(unlogged_));
+  unlogged_.clear();
 }
 
 std::uint64_t Store::revision() const {
@@ -292,6 +298,7 @@ ApiResult<Store::WriteResult> Store::create(const ResourceType& type, std::strin
   std::vector<std::function<void()>> wake;
   ApiResult<WriteResult> result = [&] {
     std::lock_guard lock(mu_);
+    LogHandOff hand_off{*this};
     return commit_create_locked(type, ns, std::move(object), dry_run, wake);
   }();
   for (auto& w : wake) w();
@@ -303,6 +310,7 @@ ApiResult<Store::WriteResult> Store::write(const ResourceType& type, std::string
   std::vector<std::function<void()>> wake;
   ApiResult<WriteResult> result = [&]() -> ApiResult<WriteResult> {
     std::lock_guard lock(mu_);
+    LogHandOff hand_off{*this};
     auto& bucket = objects_[&type];
     auto key = make_key(type.namespaced ? ns : "", name);
     auto it = bucket.find(key);
@@ -368,6 +376,7 @@ ApiResult<StoredPtr> Store::remove(const ResourceType& type, std::string_view ns
   std::vector<std::function<void()>> wake;
   ApiResult<StoredPtr> result = [&]() -> ApiResult<StoredPtr> {
     std::lock_guard lock(mu_);
+    LogHandOff hand_off{*this};
     auto& bucket = objects_[&type];
     auto it = bucket.find(make_key(type.namespaced ? ns : "", name));
     if (it == bucket.end()) return ApiError::not_found(type.group, type.plural, std::string(name));
@@ -382,6 +391,11 @@ ApiResult<StoredPtr> Store::remove(const ResourceType& type, std::string_view ns
                                 "Precondition failed: ResourceVersion in precondition: " +
                                     preconditions.resource_version + ", ResourceVersion in object meta: " +
                                     std::to_string(current->resource_version));
+    if (&type == registry_.namespaces() &&
+        (current->name == "default" || current->name == "kube-system" || current->name == "kube-public"))
+      return ApiError{403, "Forbidden",
+                      "namespaces \"" + current->name + "\" is forbidden: this namespace may not be deleted",
+                      current->name, "", "namespaces", {}, {}};
     if (dry_run) return current;
     if (&type == registry_.namespaces()) {
       // Namespace deletion removes what the namespace holds first, one event each.
@@ -410,11 +424,14 @@ void Store::append_event_locked(EventType type, StoredPtr object, StoredPtr prev
   event->line.append(object->json).append("}\n");
   event->object = std::move(object);
   event->previous = std::move(previous);
+  if (log_) unlogged_.push_back(event);
   history_.push_back(std::move(event));
   while (history_.size() > options_.watch_history) {
     compacted_through_ = history_.front()->resource_version;
     history_.pop_front();
   }
+  if (log_) return;  // watchers wait for mark_durable()
+  durable_revision_ = revision_;
   for (auto& [ticket, w] : waiters_) wake.push_back(std::move(w));
   waiters_.clear();
 }
@@ -422,17 +439,19 @@ void Store::append_event_locked(EventType type, StoredPtr object, StoredPtr prev
 bool Store::events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const {
   std::lock_guard lock(mu_);
   if (after < compacted_through_) return false;
-  if (after >= revision_) return true;
-  // history_ holds revisions compacted_through_+1 .. revision_, contiguously.
+  if (after >= durable_revision_) return true;
+  // history_ holds revisions compacted_through_+1 .. revision_, contiguously; watchers
+  // see them up to durable_revision_.
   std::size_t index = after - compacted_through_;
-  for (std::size_t n = 0; index < history_.size() && n < max; ++index, ++n) out.push_back(history_[index]);
+  std::size_t end = std::min<std::size_t>(history_.size(), durable_revision_ - compacted_through_);
+  for (std::size_t n = 0; index < end && n < max; ++index, ++n) out.push_back(history_[index]);
   return true;
 }
 
 std::uint64_t Store::notify_after(std::uint64_t rv, std::function<void()> wake) {
   {
     std::lock_guard lock(mu_);
-    if (revision_ <= rv) {
+    if (durable_revision_ <= rv) {
       auto ticket = next_ticket_++;
       waiters_.emplace(ticket, std::move(wake));
       return ticket;
@@ -453,84 +472,79 @@ void Store::compact() {
   compacted_through_ = revision_;
 }
 
-Result<void> Store::save(const std::string& path) const {
-  json snapshot = {{"kind", "KinformerApiserverSnapshot"}, {"version", 1}};
-  {
-    std::lock_guard lock(mu_);
-    snapshot["revision"] = revision_;
-    auto& objects = snapshot["objects"] = json::array();
-    for (const auto& type : registry_.all()) {
-      auto bucket = objects_.find(&type);
-      if (bucket == objects_.end()) continue;
-      for (const auto& [key, object] : bucket->second)
-        objects.push_back({{"resource", type.plural + "." + type.group + "/" + type.version},
-                           {"object", json::parse(object->json)}});
-    }
-  }
-  auto text = snapshot.dump();
-  auto temp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return {Errc::server_error, "cannot write " + temp + ": " + std::strerror(errno)};
-  std::size_t done = 0;
-  while (done < text.size()) {
-    auto n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return {Errc::server_error, "cannot write " + temp + ": " + std::strerror(errno)};
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || std::rename(temp.c_str(), path.c_str()) != 0) {
-    ::unlink(temp.c_str());
-    return {Errc::server_error, "cannot replace " + path + ": " + std::strerror(errno)};
-  }
-  // The rename is durable once the directory entry is.
-  auto slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-  if (int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
-    (void)::fsync(dir_fd);
-    ::close(dir_fd);
-  }
-  return {};
+void Store::attach_log(StoreLog* log) {
+  std::lock_guard lock(mu_);
+  log_ = log;
+  durable_revision_ = revision_;  // what was there before the log is the recovered, durable state
 }
 
-Result<void> Store::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return {Errc::decode_failed, "cannot read data file " + path};
-  std::stringstream text;
-  text << in.rdbuf();
-  json snapshot = json::parse(text.str(), nullptr, false);
-  if (snapshot.is_discarded() || !snapshot.is_object() || snapshot.value("kind", "") != "KinformerApiserverSnapshot" ||
-      !snapshot.contains("objects") || !snapshot["objects"].is_array() || !snapshot["revision"].is_number_unsigned())
-    return {Errc::decode_failed, path + " is not a kinformer apiserver snapshot"};
-  std::unordered_map<const ResourceType*, Bucket> loaded;
-  std::uint64_t revision = snapshot["revision"].get<std::uint64_t>();
-  for (const auto& entry : snapshot["objects"]) {
-    auto resource = entry.value("resource", "");
-    const ResourceType* type = nullptr;
-    for (const auto& t : registry_.all())
-      if (t.plural + "." + t.group + "/" + t.version == resource) type = &t;
-    if (!type) return {Errc::decode_failed, path + " holds objects of " + resource + ", which this server does not serve"};
-    if (!entry.contains("object") || validate_metadata(*type, entry["object"]))
-      return {Errc::decode_failed, path + " holds a malformed " + resource + " object"};
-    auto stored = make_stored(*type, entry["object"]);
-    if (stored->name.empty() || stored->resource_version > revision)
-      return {Errc::decode_failed, path + " holds an inconsistent " + resource + " object"};
-    loaded[type][stored->key] = stored;
+void Store::mark_durable(std::uint64_t revision) {
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    revision = std::min(revision, revision_);
+    if (revision <= durable_revision_) return;
+    durable_revision_ = revision;
+    for (auto& [ticket, w] : waiters_) wake.push_back(std::move(w));
+    waiters_.clear();
   }
+  for (auto& w : wake) w();
+}
+
+Store::Contents Store::contents() const {
+  Contents out;
+  std::lock_guard lock(mu_);
+  out.revision = revision_;
+  for (const auto& type : registry_.all())
+    if (auto bucket = objects_.find(&type); bucket != objects_.end())
+      for (const auto& [key, object] : bucket->second) out.objects.push_back(object);
+  return out;
+}
+
+void Store::restore(std::uint64_t revision, std::vector<StoredPtr> objects) {
+  std::unordered_map<const ResourceType*, Bucket> loaded;
+  for (auto& object : objects) loaded[object->type][object->key] = std::move(object);
   std::vector<std::function<void()>> wake;
   {
     std::lock_guard lock(mu_);
     objects_ = std::move(loaded);
-    revision_ = std::max(revision_, revision);
+    revision_ = revision;
+    durable_revision_ = revision;
     history_.clear();
     compacted_through_ = revision_;
     for (auto& [ticket, w] : waiters_) wake.push_back(std::move(w));
     waiters_.clear();
+  }
+  for (auto& w : wake) w();
+}
+
+Result<void> Store::replay(EventType type, StoredPtr object) {
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    auto fail = [&](const std::string& why) {
+      return Error{Errc::decode_failed, object->type->plural + " " + object->key + " at resourceVersion " +
+                                            std::to_string(object->resource_version) + ": " + why};
+    };
+    if (object->resource_version != revision_ + 1)
+      return fail("does not follow revision " + std::to_string(revision_));
+    auto& bucket = objects_[object->type];
+    auto it = bucket.find(object->key);
+    StoredPtr previous = it == bucket.end() ? nullptr : it->second;
+    if (type == EventType::added && previous) return fail("ADDED, but the object exists");
+    if (type != EventType::added && !previous)
+      return fail("MODIFIED or DELETED, but the object does not exist");
+    if (type == EventType::added && object->type->namespaced && options_.bootstrap_namespaces) {
+      auto& namespaces = objects_[registry_.namespaces()];
+      if (namespaces.find(object->namespace_name) == namespaces.end())
+        return fail("its namespace " + object->namespace_name + " does not exist");
+    }
+    revision_ = object->resource_version;
+    if (type == EventType::deleted)
+      bucket.erase(object->key);
+    else
+      bucket[object->key] = object;
+    append_event_locked(type, std::move(object), std::move(previous), wake);
   }
   for (auto& w : wake) w();
   return {};

@@ -18,8 +18,12 @@
 //   * Namespaced objects can only be created in an existing namespace ("default",
 //     "kube-system", "kube-public" exist from the start); deleting a namespace
 //     deletes its objects first (one event each).
-//   * save() writes a snapshot atomically (temp file + fsync + rename); load()
-//     restores objects and revision; the history starts empty after a load.
+//   * The bootstrap namespaces cannot be deleted (403 Forbidden, as kube-apiserver).
+//   * Persistence (apiserver/storage/): with a StoreLog attached, every write hands its
+//     events to the log under the mutex (so in revision order) before it returns, and
+//     watchers (events_after, notify_after) see an event only once mark_durable() covered
+//     it, so no watcher ever sees a write a crash could lose. contents(), restore() and
+//     replay() read and rebuild the state for snapshots and recovery.
 //   * compact() forgets the whole history at once (etcd's compaction), as if every
 //     kept event had aged out: older watch starts and snapshots are then 410.
 //   * A StoredObject's object() is the runtime Object of the same bytes, parsed once
@@ -84,6 +88,16 @@ struct StoreEvent {
   std::string line;    // {"type":"...","object":{...}}\n, rendered once for every watcher
 };
 using EventPtr = std::shared_ptr<const StoreEvent>;
+
+/// The persistence hook (apiserver/storage/wal.hpp implements it).
+class StoreLog {
+ public:
+  virtual ~StoreLog() = default;
+  /// One write's events (a namespace deletion's cascade included), in revision order.
+  /// Called with the store's mutex held, so calls arrive in revision order; must not
+  /// block on I/O nor call back into the Store.
+  virtual void append(std::vector<EventPtr> events) = 0;
+};
 
 struct StoreOptions {
   std::size_t watch_history = 10000;  // events kept for watch resumption and old snapshots
@@ -162,9 +176,27 @@ class Store {
   /// it and snapshots before it get 410 Expired from then on.
   void compact();
 
-  Result<void> save(const std::string& path) const;
-  /// Replaces the whole content by the snapshot in `path`.
-  Result<void> load(const std::string& path);
+  // ---- persistence hooks (apiserver/storage/) ----
+
+  /// Hands every later write to `log` (nullptr: none; the log must outlive the Store or
+  /// be detached). While one is attached, watchers see events only up to mark_durable().
+  void attach_log(StoreLog* log);
+  /// Every event up to `revision` is durable: wakes the watchers waiting for it.
+  void mark_durable(std::uint64_t revision);
+
+  /// The objects (registry order, then key order) and the revision they are at.
+  struct Contents {
+    std::uint64_t revision = 0;
+    std::vector<StoredPtr> objects;
+  };
+  Contents contents() const;
+  /// Replaces the whole content (already validated); the history restarts empty at `revision`.
+  void restore(std::uint64_t revision, std::vector<StoredPtr> objects);
+  /// Re-applies one logged event on top of the current content and history (recovery).
+  /// Fails, changing nothing, when it does not follow: a revision other than
+  /// revision()+1, an ADDED for a present key, a MODIFIED or DELETED for an absent one,
+  /// an object in a missing namespace.
+  Result<void> replay(EventType type, StoredPtr object);
 
  private:
   using Bucket = std::map<std::string, StoredPtr>;  // key -> current object, key order
@@ -175,6 +207,8 @@ class Store {
   void append_event_locked(EventType type, StoredPtr object, StoredPtr previous,
                            std::vector<std::function<void()>>& wake);
   Bucket snapshot_locked(const ResourceType& type, std::uint64_t at_revision) const;
+  void hand_to_log_locked();
+  struct LogHandOff;  // calls hand_to_log_locked() at the end of a write's locked section
 
   const ResourceRegistry& registry_;
   StoreOptions options_;
@@ -185,6 +219,9 @@ class Store {
   std::deque<EventPtr> history_;                             // guarded by mu_
   std::map<std::uint64_t, std::function<void()>> waiters_;   // guarded by mu_; ticket -> wake
   std::uint64_t next_ticket_ = 1;                            // guarded by mu_
+  StoreLog* log_ = nullptr;                                  // guarded by mu_
+  std::vector<EventPtr> unlogged_;                           // guarded by mu_; this write's events
+  std::uint64_t durable_revision_ = 0;                       // guarded by mu_; what watchers may see
 };
 
 /// Builds a StoredObject from a complete object (selectable fields, labels, key).

@@ -8,8 +8,17 @@
 //   store_create: in-process Store::create calls/s (the fan-out writer's ceiling).
 //   create / update: C client threads on kept-alive connections POST new configmaps,
 //     then PUT changed ones; requests_per_s over all threads.
+//   create_durable: 16 clients POST configmaps to a server with --data-file (every 201
+//     waits for its fsynced log record; group commit) and, in the same run, to one
+//     without; ratio = durable / in-memory medians. The data file is under $TMPDIR
+//     (else /tmp): run it on the disk you care about, not a tmpfs.
+//
+// `bench_apiserver NAME` runs only the benchmarks whose name contains NAME.
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -190,9 +199,73 @@ void bench_writes(int clients, int per_client) {
   std::fflush(stdout);
 }
 
+// Creates/s of `clients` threads against a fresh server, with a data file when one is given.
+double create_rate(int clients, int per_client, const std::string& data_file) {
+  ServerOptions options;
+  options.data_file = data_file;
+  Server server(options);
+  auto port = server.start();
+  if (!port) {
+    std::fprintf(stderr, "bench: %s\n", port.error().message.c_str());
+    std::exit(1);
+  }
+  std::atomic<int> failures{0};
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      HttpConnection connection(port.value());
+      for (int i = 0; i < per_client; ++i) {
+        json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
+                   {"metadata", {{"name", "cm-" + std::to_string(c) + "-" + std::to_string(i)}}},
+                   {"data", {{"blob", payload}}}};
+        auto reply = connection.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump());
+        if (reply.status != 201) failures++;
+      }
+    });
+  for (auto& t : threads) t.join();
+  double took = seconds_since(start);
+  if (failures) {
+    std::fprintf(stderr, "bench: %d failed creates\n", failures.load());
+    std::exit(1);
+  }
+  if (auto stats = server.stats(); stats.log_syncs)
+    std::fprintf(stderr, "bench: %llu log records in %llu fdatasyncs (%.1f per sync), %.2f ms per sync\n",
+                 static_cast<unsigned long long>(stats.log_records),
+                 static_cast<unsigned long long>(stats.log_syncs),
+                 double(stats.log_records) / double(stats.log_syncs), took * 1000 / double(stats.log_syncs));
+  (void)server.stop();
+  return clients * per_client / took;
+}
+
+void bench_create_durable(int clients, int per_client) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/kinformer-bench-XXXXXX";
+  if (!::mkdtemp(pattern.data())) {
+    std::fprintf(stderr, "bench: cannot create a directory from %s\n", pattern.c_str());
+    std::exit(1);
+  }
+  std::vector<double> durable, memory;
+  for (int r = 0; r < runs; ++r) {  // interleaved, so both see the same machine load
+    memory.push_back(create_rate(clients, per_client, ""));
+    std::system(("rm -f '" + pattern + "'/state.json*").c_str());
+    durable.push_back(create_rate(clients, per_client, pattern + "/state.json"));
+    std::fprintf(stderr, "bench: create run %d: in-memory %.0f/s, durable %.0f/s\n", r + 1, memory.back(),
+                 durable.back());
+  }
+  std::system(("rm -rf '" + pattern + "'").c_str());
+  auto d = summarize(durable).median;
+  auto m = summarize(memory).median;
+  std::printf("{\"bench\":\"apiserver_create_durable\",\"clients\":%d,\"requests_per_s\":%.0f,"
+              "\"in_memory_requests_per_s\":%.0f,\"ratio\":%.2f}\n",
+              clients, d, m, d / m);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  auto wanted = [&](const char* name) { return argc < 2 || std::strstr(name, argv[1]) != nullptr; };
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);
   limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, 8192);
@@ -200,10 +273,13 @@ int main() {
   std::printf("{\"bench\":\"setup\",\"build\":\"Release\",\"hardware_threads\":%u,\"server_io_threads\":%u}\n",
               std::thread::hardware_concurrency(), ServerOptions{}.threads);
   std::fflush(stdout);
-  bench_store_create(50000);
-  bench_fanout(1, 50000);
-  bench_fanout(100, 5000);
-  bench_fanout(1000, 1000);
-  bench_writes(2, 2000);
+  if (wanted("apiserver_store_create")) bench_store_create(50000);
+  if (wanted("apiserver_watch_fanout")) {
+    bench_fanout(1, 50000);
+    bench_fanout(100, 5000);
+    bench_fanout(1000, 1000);
+  }
+  if (wanted("apiserver_create apiserver_update")) bench_writes(2, 2000);
+  if (wanted("apiserver_create_durable")) bench_create_durable(16, 300);
   return 0;
 }

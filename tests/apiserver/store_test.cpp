@@ -87,27 +87,97 @@ TEST_CASE("list reads an older snapshot by undoing the history", "[apiserver][st
   CHECK(store.list(cms, {})->items.size() == 2);
 }
 
-TEST_CASE("a snapshot saved to a file loads back with its objects and revision", "[apiserver][store][unit]") {
+TEST_CASE("the contents restore into another store with their objects and revision",
+          "[apiserver][store][unit]") {
   auto registry = ResourceRegistry::with_builtins();
-  auto path = "/tmp/kinformer-store-test-" + std::to_string(::getpid()) + ".json";
   const auto& cms = *registry.find("", "v1", "configmaps");
-  std::uint64_t saved_revision = 0;
-  {
-    Store store(registry);
-    REQUIRE(store.create(cms, "default", configmap("kept"), false));
-    saved_revision = store.revision();
-    REQUIRE(store.save(path));
-  }
-  Store loaded(registry);
-  REQUIRE(loaded.load(path));
-  CHECK(loaded.revision() == saved_revision);
-  CHECK(loaded.compacted_through() == saved_revision);
-  auto kept = loaded.get(cms, "default", "kept");
+  Store store(registry);
+  REQUIRE(store.create(cms, "default", configmap("kept"), false));
+  auto contents = store.contents();
+  CHECK(contents.revision == store.revision());
+  Store restored(registry);
+  restored.restore(contents.revision, contents.objects);
+  CHECK(restored.revision() == contents.revision);
+  CHECK(restored.compacted_through() == contents.revision);  // the history restarts empty
+  auto kept = restored.get(cms, "default", "kept");
   REQUIRE(kept);
-  CHECK((*kept)->resource_version == saved_revision);
-  std::ofstream(path) << "{not json";
-  auto bad = loaded.load(path);
-  CHECK_FALSE(bad);
-  CHECK(loaded.get(cms, "default", "kept"));  // a failed load changes nothing
-  std::remove(path.c_str());
+  CHECK((*kept)->resource_version == contents.revision);
+}
+
+TEST_CASE("replayed events rebuild the objects and the watch history and must follow the revision",
+          "[apiserver][store][unit]") {
+  auto registry = ResourceRegistry::with_builtins();
+  const auto& cms = *registry.find("", "v1", "configmaps");
+  Store source(registry);
+  auto start = source.revision();
+  REQUIRE(source.create(cms, "default", configmap("a"), false));
+  REQUIRE(source.remove(cms, "default", "a", {}, false));
+  std::vector<EventPtr> events;
+  REQUIRE(source.events_after(start, 10, events));
+  REQUIRE(events.size() == 2);
+
+  Store target(registry);
+  CHECK_FALSE(target.replay(events[1]->type, events[1]->object));  // revision start+2 does not follow start
+  REQUIRE(target.replay(events[0]->type, events[0]->object));
+  CHECK_FALSE(target.replay(events[0]->type, events[0]->object));  // the same ADDED twice
+  REQUIRE(target.replay(events[1]->type, events[1]->object));
+  CHECK(target.revision() == start + 2);
+  std::vector<EventPtr> replayed;
+  REQUIRE(target.events_after(start, 10, replayed));
+  CHECK(replayed.size() == 2);
+  CHECK_FALSE(target.get(cms, "default", "a"));
+}
+
+namespace {
+
+struct RecordingLog : kinformer::apiserver::StoreLog {
+  std::vector<std::vector<EventPtr>> records;
+  void append(std::vector<EventPtr> events) override { records.push_back(std::move(events)); }
+};
+
+}  // namespace
+
+TEST_CASE("with a log attached every write is one record and watchers see only what was marked durable",
+          "[apiserver][store][unit]") {
+  auto registry = ResourceRegistry::with_builtins();
+  const auto& cms = *registry.find("", "v1", "configmaps");
+  const auto& namespaces = *registry.namespaces();
+  Store store(registry);
+  RecordingLog log;
+  store.attach_log(&log);
+  auto start = store.revision();
+  REQUIRE(store.create(namespaces, "", {{"metadata", {{"name", "team"}}}}, false));
+  REQUIRE(store.create(cms, "team", configmap("a"), false));
+  REQUIRE(store.create(cms, "team", configmap("b"), false));
+  REQUIRE(store.remove(namespaces, "", "team", {}, false));
+  REQUIRE(log.records.size() == 4);
+  CHECK(log.records[3].size() == 3);  // the cascade and the namespace: one atomic record
+
+  std::vector<EventPtr> seen;
+  REQUIRE(store.events_after(start, 100, seen));
+  CHECK(seen.empty());
+  bool woken = false;
+  auto ticket = store.notify_after(start, [&] { woken = true; });
+  CHECK(ticket != 0);
+  store.mark_durable(start + 2);
+  CHECK(woken);
+  REQUIRE(store.events_after(start, 100, seen));
+  CHECK(seen.size() == 2);
+  store.mark_durable(store.revision());
+  seen.clear();
+  REQUIRE(store.events_after(start, 100, seen));
+  CHECK(seen.size() == 6);
+  store.attach_log(nullptr);
+}
+
+TEST_CASE("the bootstrap namespaces cannot be deleted", "[apiserver][store][unit]") {
+  auto registry = ResourceRegistry::with_builtins();
+  Store store(registry);
+  for (const char* name : {"default", "kube-system", "kube-public"}) {
+    auto removed = store.remove(*registry.namespaces(), "", name, {}, false);
+    REQUIRE_FALSE(removed);
+    CHECK(removed.error().code == 403);
+    CHECK(removed.error().reason == "Forbidden");
+  }
+  CHECK(store.get(*registry.namespaces(), "", "default"));
 }

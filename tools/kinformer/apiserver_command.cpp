@@ -36,7 +36,11 @@ constexpr const char* usage =
     "  --token-file FILE      require 'Authorization: Bearer <token>' with the token in FILE\n"
     "  --tls-cert FILE        serve HTTPS with this PEM certificate (needs --tls-key)\n"
     "  --tls-key FILE         the PEM private key for --tls-cert\n"
-    "  --data-file FILE       load objects from FILE at start, save them there (atomically) at exit\n"
+    "  --data-file FILE       keep objects durably in FILE (a snapshot) and FILE.wal-N (a write-ahead\n"
+    "                         log): a write is answered only once fsynced; a crash loses no answered write\n"
+    "  --wal-max-bytes N      compact the log into a new snapshot when it passes N bytes (default 64 MiB)\n"
+    "  --repair               truncate the log at a corrupt record (dropping it and every later write)\n"
+    "                         instead of refusing to start\n"
     "  --watch-history N      events kept for watch resumption; older resourceVersions get 410 (default 10000)\n"
     "  --resource G/V/KIND/PLURAL   serve an extra namespaced resource, e.g.\n"
     "                         metrics.kinformer.io/v1/MetricSeries/metricseries (repeatable)\n"
@@ -94,6 +98,10 @@ int run_apiserver(int argc, char** argv) {
       options.tls_key_file = v;
     } else if (arg == "--data-file" && value(v)) {
       options.data_file = v;
+    } else if (arg == "--repair") {
+      options.repair = true;
+    } else if (arg == "--wal-max-bytes" && value(v) && parse_number(v, 1ull << 40, n) && n >= 4096) {
+      options.wal_compact_bytes = n;
     } else if (arg == "--watch-history" && value(v) && parse_number(v, 100000000, n) && n > 0) {
       options.watch_history = static_cast<std::size_t>(n);
     } else if (arg == "--bookmark-interval" && value(v) && parse_number(v, 86400, n) && n > 0) {

@@ -1,0 +1,86 @@
+#include "apiserver/storage/log_format.hpp"
+
+#include <algorithm>
+
+#include "apiserver/storage/crc32c.hpp"
+#include "apiserver/storage/persisted_object.hpp"
+
+namespace kinformer::apiserver::storage {
+
+namespace {
+
+void put_u32(char* out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+}
+
+std::uint32_t get_u32(const char* in) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= std::uint32_t(static_cast<unsigned char>(in[i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+void append_record(std::string& out, std::string_view payload) {
+  char header[record_header_bytes];
+  put_u32(header, static_cast<std::uint32_t>(payload.size()));
+  auto crc = crc32c_extend(crc32c(std::string_view(header, 4)), payload);
+  put_u32(header + 4, crc);
+  out.append(header, sizeof header);
+  out.append(payload);
+}
+
+std::string encode_events(const std::vector<EventPtr>& events) {
+  static const char* names[] = {"ADDED", "MODIFIED", "DELETED"};
+  std::size_t size = 16;
+  for (const auto& e : events) size += e->object->json.size() + 80;
+  std::string out;
+  out.reserve(size);
+  out.append("{\"events\":[");
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const auto& e = *events[i];
+    if (i) out.push_back(',');
+    out.append("{\"type\":\"").append(names[static_cast<int>(e.type)]).append("\",\"resource\":\"");
+    out.append(resource_id(*e.object->type)).append("\",\"object\":").append(e.object->json).append("}");
+  }
+  out.append("]}");
+  return out;
+}
+
+ScanResult scan_records(std::string_view bytes) {
+  ScanResult out;
+  std::size_t at = 0;
+  auto bad = [&](std::string why, bool past_end, std::size_t end) {
+    out.bad_offset = at;
+    out.why = std::move(why);
+    bool zeros_follow = std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(at), bytes.end(),
+                                    [](char c) { return c == '\0'; });
+    out.tail =
+        past_end || end == bytes.size() || zeros_follow ? ScanResult::Tail::torn : ScanResult::Tail::corrupt;
+    return out;
+  };
+  while (at < bytes.size()) {
+    if (bytes.size() - at < record_header_bytes)
+      return bad("a record header cut short (" + std::to_string(bytes.size() - at) + " bytes)", true,
+                 bytes.size());
+    auto length = get_u32(bytes.data() + at);
+    auto crc = get_u32(bytes.data() + at + 4);
+    if (length > max_record_bytes)
+      return bad("a record length of " + std::to_string(length) + " bytes (the limit is " +
+                     std::to_string(max_record_bytes) + ")",
+                 false, 0);
+    if (bytes.size() - at - record_header_bytes < length)
+      return bad("a record of " + std::to_string(length) + " bytes that runs past the end of the file", true,
+                 bytes.size());
+    auto payload = bytes.substr(at + record_header_bytes, length);
+    auto end = at + record_header_bytes + length;
+    if (crc32c_extend(crc32c(bytes.substr(at, 4)), payload) != crc)
+      return bad("a record whose CRC-32C does not match its content", false, end);
+    out.records.push_back({at, payload});
+    at = end;
+  }
+  out.bad_offset = at;
+  return out;
+}
+
+}  // namespace kinformer::apiserver::storage

@@ -1,0 +1,54 @@
+// apiserver/storage/log_format.hpp
+//
+// The framing of write-ahead log records: how records are laid out in a segment file
+// and how a segment is read back, telling a torn tail from corruption.
+//
+//   record = length (u32 LE, payload bytes) | crc (u32 LE, CRC-32C of the length's
+//            four bytes followed by the payload) | payload
+//
+// Contract
+//   * append_record() frames one payload; scan_records() walks a whole segment and
+//     returns every record before the first bad one (bad = header or payload past the
+//     end, length above max_record_bytes, checksum mismatch).
+//   * A bad record is `torn` when it can be the remains of an append that a crash cut
+//     short: it runs past the end of the data, it is the last record, or only zero
+//     bytes follow its start. Anything else is `corrupt`: valid bytes follow it.
+//   * A payload is the JSON of one store write: {"events":[{"type":"ADDED",
+//     "resource":"pods./v1","object":{...}}, ...]} (encode_events()).
+// Threading: pure functions. Errors: reported in ScanResult, never thrown.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "apiserver/store.hpp"
+
+namespace kinformer::apiserver::storage {
+
+constexpr std::size_t record_header_bytes = 8;
+constexpr std::uint32_t max_record_bytes = 1u << 30;
+
+/// Appends the framed record to `out`.
+void append_record(std::string& out, std::string_view payload);
+
+/// The payload of one write: its events in order.
+std::string encode_events(const std::vector<EventPtr>& events);
+
+struct ScannedRecord {
+  std::size_t offset = 0;    // of the header
+  std::string_view payload;  // points into the scanned bytes
+};
+
+struct ScanResult {
+  enum class Tail { clean, torn, corrupt };
+  std::vector<ScannedRecord> records;
+  Tail tail = Tail::clean;
+  std::size_t bad_offset = 0;  // where the first bad record starts (== valid bytes)
+  std::string why;             // what is wrong with it
+};
+
+ScanResult scan_records(std::string_view bytes);
+
+}  // namespace kinformer::apiserver::storage

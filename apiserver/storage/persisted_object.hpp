@@ -1,0 +1,46 @@
+// apiserver/storage/persisted_object.hpp
+//
+// How one stored object is named and checked when it comes back from disk (a
+// snapshot entry or a log event): the same rules for both, so recovery never
+// rebuilds a store that the API could not have produced.
+//
+// Contract
+//   * resource_id(type) is "plural.group/version" ("pods./v1"), the resource field of
+//     snapshot entries and log events.
+//   * decode_persisted_object() accepts only: "resource" a served resource id;
+//     "object" a JSON object whose kind/apiVersion match it; metadata.name a valid
+//     name; metadata.namespace a valid namespace for namespaced kinds and absent
+//     otherwise; a non-empty uid; metadata.resourceVersion a decimal string in
+//     1..max_revision; labels and annotations maps of strings; other metadata
+//     strings where kube-apiserver has strings. Anything else (an entry replaced by 1,
+//     "resource": 5, resourceVersion "abc") is an error naming the object and the field.
+// Threading: pure functions. Errors: Result with Errc::decode_failed; never throws.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <string_view>
+
+#include "apiserver/resources.hpp"
+#include "apiserver/store.hpp"
+#include "runtime/result.hpp"
+
+namespace kinformer::apiserver::storage {
+
+/// The largest revision a data file may hold: kube-apiserver's (etcd's) int64 range, so
+/// the next write can never wrap.
+constexpr std::uint64_t max_revision = 0x7fffffffffffffffULL;
+
+std::string resource_id(const ResourceType& type);
+const ResourceType* find_resource(const ResourceRegistry& registry, std::string_view id);
+
+/// Parses a resourceVersion: decimal digits only, 1..max_revision.
+bool parse_revision(std::string_view text, std::uint64_t& out);
+
+/// `where` names the entry in errors ("state.json: objects[3]").
+Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, const nlohmann::json& resource,
+                                          const nlohmann::json& object, std::uint64_t newest_revision,
+                                          const std::string& where);
+
+}  // namespace kinformer::apiserver::storage
