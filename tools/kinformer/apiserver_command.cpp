@@ -15,6 +15,7 @@
 
 #include "apiserver/server.hpp"
 #include "tools/kinformer/command.hpp"
+#include "tools/kinformer/stop_signals.hpp"
 
 namespace {
 
@@ -164,12 +165,8 @@ int run_apiserver(int argc, char** argv) {
     }
   }
 
-  // Block the stop signals before any thread starts, so only sigwait() below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Block the stop signals before any thread starts, so only the wait below sees them.
+  const sigset_t stop_signals = kinformer::cli::block_stop_signals();
 
   Server server(options, std::move(registry));
   auto port = server.start();
@@ -180,9 +177,8 @@ int run_apiserver(int argc, char** argv) {
   std::printf("kinformer apiserver: serving on %s (kubectl --server %s ...)\n", server.url().c_str(),
               server.url().c_str());
   std::fflush(stdout);
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  std::fprintf(stderr, "kinformer apiserver: %s received, shutting down\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  const char* signal_name = kinformer::cli::wait_for_stop_signal(stop_signals);
+  std::fprintf(stderr, "kinformer apiserver: %s received, shutting down\n", signal_name);
   if (auto stopped = server.stop(); !stopped) {
     std::fprintf(stderr, "kinformer apiserver: %s\n", stopped.error().message.c_str());
     return 1;
