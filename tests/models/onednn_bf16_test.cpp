@@ -87,5 +87,8 @@ TEST_CASE("the preferred backend is cuda when available and otherwise onednn wit
   const bool cuda = std::find(names.begin(), names.end(), "cuda") != names.end();
   std::string why;
   CHECK(models::preferred_backend(&why) == (cuda ? "cuda" : "onednn"));
-  CHECK_THAT(why, Catch::Contains(cuda ? "device is present" : "no CUDA backend"));
+  if (cuda)
+    CHECK_THAT(why, Catch::Contains("device is present"));
+  else  // not built with CUDA, or built but without a usable device (as on CI)
+    CHECK_THAT(why, Catch::Contains("no CUDA backend") || Catch::Contains("no usable CUDA device"));
 }
