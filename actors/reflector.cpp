@@ -121,7 +121,8 @@ struct ReflectorState {
   void on_page(std::uint64_t gen, const Result<ObjectList>& reply) {
     if (gen != list_gen || step != Step::listing) return;
     if (!reply) return on_list_error(reply.error());
-    items.insert(items.end(), reply->items.begin(), reply->items.end());
+    items.reserve(items.size() + reply->items.size());
+    for (const auto& object : reply->items) items.push_back(known_or(object));
     if (reply->continue_token.empty()) return finish_list(reply->resource_version);
     paged = true;
     ListOptions next;  // continuation pages carry no RV (kube-api-protocol.md A4.1)
@@ -130,6 +131,15 @@ struct ReflectorState {
     next.label_selector = options.label_selector;
     next.field_selector = options.field_selector;
     request_page(next);
+  }
+
+  // The cached ObjectPtr when it is the same object version, so the listed copy can be freed.
+  ObjectPtr known_or(const ObjectPtr& listed) const {
+    if (!options.known_object || !listed || listed->resource_version().empty()) return listed;
+    ObjectPtr known = options.known_object(listed->key());
+    if (known && known->resource_version() == listed->resource_version() && known->uid() == listed->uid())
+      return known;
+    return listed;
   }
 
   void on_list_error(const Error& error) {
@@ -245,7 +255,7 @@ struct ReflectorState {
     if (event.type == WatchEventType::deleted) {
       streamed.erase(key);
     } else {
-      streamed.insert_or_assign(key, event.object);
+      streamed.insert_or_assign(key, known_or(event.object));
     }
   }
 

@@ -109,6 +109,11 @@ void SharedInformer::run() {
   reflector_options.field_selector = options_.field_selector;
   reflector_options.high_water_mark = options_.high_water_mark;
   reflector_options.backoff = options_.backoff;
+  // a relist reuses cached objects (issue 8); not under a transform, which must see objects as sent
+  if (!transform_)
+    reflector_options.known_object = [indexer = indexer_](std::string_view key) {
+      return indexer->get_by_key(key);
+    };
   reflector_ = actors::spawn_reflector(system_, std::move(reflector_options));
 }
 
