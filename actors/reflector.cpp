@@ -171,7 +171,8 @@ struct ReflectorState {
     auto* listing = std::get_if<Listing>(&step);
     if (!listing || id != listing->id) return;
     if (!reply) return on_list_error(reply.error());
-    listing->items.insert(listing->items.end(), reply->items.begin(), reply->items.end());
+    listing->items.reserve(listing->items.size() + reply->items.size());
+    for (const auto& object : reply->items) listing->items.push_back(known_or(object));
     if (reply->continue_token.empty()) return finish_list(reply->resource_version);
     listing->paged = true;
     ListOptions next;  // continuation pages carry no RV (kube-api-protocol.md A4.1)
@@ -180,6 +181,15 @@ struct ReflectorState {
     next.label_selector = options.label_selector;
     next.field_selector = options.field_selector;
     request_page(next);
+  }
+
+  // The cached ObjectPtr when it is the same object version, so the listed copy can be freed.
+  ObjectPtr known_or(const ObjectPtr& listed) const {
+    if (!options.known_object || !listed || listed->resource_version().empty()) return listed;
+    ObjectPtr known = options.known_object(listed->key());
+    if (known && known->resource_version() == listed->resource_version() && known->uid() == listed->uid())
+      return known;
+    return listed;
   }
 
   void on_list_error(const Error& error) {
@@ -306,12 +316,12 @@ struct ReflectorState {
     if (ended) on_watch_error(*ended);
   }
 
-  static void stream(Streaming& streaming, const WatchEvent& event) {
+  void stream(Streaming& streaming, const WatchEvent& event) const {
     const std::string key(event.object->key());
     if (event.type == WatchEventType::deleted) {
       streaming.streamed.erase(key);
     } else {
-      streaming.streamed.insert_or_assign(key, event.object);
+      streaming.streamed.insert_or_assign(key, known_or(event.object));
     }
   }
 

@@ -11,6 +11,13 @@
 //     in pages every later list keeps limit 500. A 410 on page 2 or later → one
 //     full list without limit at the first page's RV. The pages go to the FIFO as
 //     one replace(items, list RV).
+//   * Known objects: when known_object is set, each listed (or watch-list
+//     streamed) object whose key, uid and non-empty resourceVersion equal those of
+//     the object known_object returns is replaced by that known ObjectPtr as its
+//     page arrives. Equal key and RV mean the same object version, so nothing a
+//     consumer sees changes, but the page's duplicate is freed with the page: a
+//     relist of an unchanged cache costs one page beside the cache, not a second
+//     copy of it (client-go holds both; issue 8, relist_memory).
 //   * The watch starts at the list's RV with bookmarks allowed and timeoutSeconds
 //     drawn from [300, 600). Added/modified/deleted go to the FIFO as one deltas
 //     batch per arrival; every event, bookmarks included, advances the RV.
@@ -56,6 +63,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <caf/fwd.hpp>
 #include <caf/replies_to.hpp>
@@ -88,6 +96,10 @@ struct ReflectorOptions {
   std::chrono::milliseconds pause_poll{100};
   /// Events whose object has another kind are skipped and reported; "" = any kind.
   std::string expected_kind;
+  /// Read-only lookup of the object cached under a key (null if none), for the
+  /// reuse above; called in the actor's context, so it must be safe against the
+  /// cache's writer (the Indexer is). Unset = every listed object is kept as sent.
+  std::function<ObjectPtr(std::string_view key)> known_object;
   /// Window for re-watching at once after Errc::server_error (client-go's
   /// MaxInternalErrorRetryDuration); 0 = off, as informers use it.
   std::chrono::milliseconds max_internal_error_retry{0};

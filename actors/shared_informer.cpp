@@ -113,6 +113,11 @@ void SharedInformer::run() {
   reflector_options.resync_period = std::chrono::milliseconds(0);  // the Processor's checks decide
   reflector_options.should_resync = nullptr;
   reflector_options.watch_error_handler = watch_error_handler_;
+  // a relist reuses cached objects (issue 8); not under a transform, which must see objects as sent
+  if (!transform_)
+    reflector_options.known_object = [indexer = indexer_](std::string_view key) {
+      return indexer->get_by_key(key);
+    };
   reflector_ = actors::spawn_reflector(system_, options_.source, fifo_, std::move(reflector_options));
 }
 

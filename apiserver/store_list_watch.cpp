@@ -20,6 +20,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How long a watch at a future resourceVersion waits for it before Errc::too_large_rv:
+// kube-apiserver's ~3 s, which the HTTP server (branch harden) also waits before its 504.
+constexpr std::chrono::seconds future_watch_wait{3};
+
 // Events pulled from the Store per callback: bounds one batch's size.
 constexpr std::size_t max_events_per_batch = 1024;
 
@@ -200,6 +204,16 @@ struct StoreListWatch::Watcher : std::enable_shared_from_this<Watcher> {
     close_locked({});
   }
 
+  /// future_watch_wait after a watch asked for a revision the store had not reached:
+  /// kube-apiserver's answer, "Too large resource version", unless it came meanwhile.
+  void give_up_waiting() {
+    std::lock_guard lock(*delivery_mu);
+    const auto current = store->revision();
+    if (done || current >= waiting_for) return;
+    close_locked(Error{Errc::too_large_rv, "Too large resource version: " + std::to_string(waiting_for) +
+                                               ", current: " + std::to_string(current)});
+  }
+
   bool finished() {
     std::lock_guard lock(*delivery_mu);
     return done;
@@ -213,6 +227,7 @@ struct StoreListWatch::Watcher : std::enable_shared_from_this<Watcher> {
   const ClosedCallback on_closed;
   std::uint64_t position = 0;  // the newest revision passed on (or skipped as not selected)
   std::uint64_t ticket = 0;    // the Store wait, 0 = none
+  std::uint64_t waiting_for = 0;  // the future revision the watch asked for, 0 = none
   bool pumping = false;        // a pump() loop is running (on this thread: we hold the lock)
   bool again = false;          // something asked the running loop to look once more
   bool paused = false;
@@ -250,13 +265,15 @@ class StoreListWatch::Deadlines {
     thread_.join();
   }
 
-  void add(Clock::time_point when, std::weak_ptr<Watcher> watcher) {
+  enum class Action : std::uint8_t { expire, give_up_waiting };
+
+  void add(Clock::time_point when, std::weak_ptr<Watcher> watcher, Action action) {
     {
       std::lock_guard lock(mu_);
       // watches stopped before their timeout leave entries behind: keep only the live ones
       for (auto it = due_.begin(); it != due_.end();)
-        it = it->second.expired() ? due_.erase(it) : std::next(it);
-      due_.emplace(when, std::move(watcher));
+        it = it->second.watcher.expired() ? due_.erase(it) : std::next(it);
+      due_.emplace(when, Due{std::move(watcher), action});
     }
     wake_.notify_one();
   }
@@ -274,10 +291,12 @@ class StoreListWatch::Deadlines {
         wake_.wait_until(lock, first->first);
         continue;
       }
-      auto watcher = first->second.lock();
+      auto watcher = first->second.watcher.lock();
+      const Action action = first->second.action;
       due_.erase(first);
       lock.unlock();
-      if (watcher) watcher->expire();
+      if (watcher && action == Action::expire) watcher->expire();
+      if (watcher && action == Action::give_up_waiting) watcher->give_up_waiting();
       lock.lock();
     }
   }
@@ -285,7 +304,11 @@ class StoreListWatch::Deadlines {
   std::mutex mu_;
   std::condition_variable wake_;
   bool stopping_ = false;                                         // guarded by mu_
-  std::multimap<Clock::time_point, std::weak_ptr<Watcher>> due_;  // guarded by mu_
+  struct Due {
+    std::weak_ptr<Watcher> watcher;
+    Action action;
+  };
+  std::multimap<Clock::time_point, Due> due_;                     // guarded by mu_
   std::thread thread_;                                            // last: starts after the fields above exist
 };
 
@@ -388,6 +411,7 @@ std::unique_ptr<Watch> StoreListWatch::watch(const WatchOptions& options, Events
         watcher->deliver({bookmark_at(state->revision, true)});
     } else {
       watcher->position = start->start_after;
+      if (start->start_after > store_->revision()) watcher->waiting_for = start->start_after;
     }
   }
   {
@@ -402,7 +426,11 @@ std::unique_ptr<Watch> StoreListWatch::watch(const WatchOptions& options, Events
       constexpr std::int64_t longest = std::int64_t{10} * 365 * 24 * 3600;
       if (!deadlines_) deadlines_ = std::make_unique<Deadlines>();
       deadlines_->add(Clock::now() + std::chrono::seconds(std::min(options.timeout_seconds, longest)),
-                      watcher);
+                      watcher, Deadlines::Action::expire);
+    }
+    if (watcher->waiting_for != 0) {
+      if (!deadlines_) deadlines_ = std::make_unique<Deadlines>();
+      deadlines_->add(Clock::now() + future_watch_wait, watcher, Deadlines::Action::give_up_waiting);
     }
   }
   watcher->pump();

@@ -23,7 +23,9 @@
 //     batch, then (send_initial_events with bookmarks) a bookmark with
 //     initial_events_end in its own batch, then every change after that state. RV "N"
 //     → the changes after N; N older than the store's history → on_closed(Errc::gone)
-//     at once. A watch ahead of the store waits for that revision, as the server does.
+//     at once. A watch ahead of the store waits up to 3 s for that revision, then
+//     closes with Errc::too_large_rv, as kube-apiserver (and the HTTP server) answer
+//     504 "Too large resource version".
 //   * A watch pulls from the Store's history, so a watch that falls behind the kept
 //     history (paused too long, or after Store::compact() while behind) closes with
 //     Errc::gone, as the server closes a slow watcher; the client relists.

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -613,6 +614,66 @@ TEST_CASE_METHOD(ReflectorFixture,
 }
 
 // -- beyond the checklist -----------------------------------------------------------------
+
+// issue 8, relist_memory: a relist must not hold a second copy of an unchanged cache.
+TEST_CASE_METHOD(ReflectorFixture,
+                 "listed objects whose key and resourceVersion are known are replaced by the known pointers",
+                 "[reflector][item-8][actor]") {
+  // The cache's own copies: equal content, distinct pointers from what the source lists.
+  std::map<std::string, ObjectPtr, std::less<>> cache;
+  auto cache_copy = [&](const std::string& name) {
+    const std::string key = "default/" + name;
+    auto listed = source->get(key);
+    REQUIRE(listed);
+    auto copy = Object::parse(listed->json());
+    REQUIRE(copy);
+    cache[key] = *copy;
+  };
+  auto o = options();
+  o.known_object = [&cache](std::string_view key) -> ObjectPtr {
+    auto it = cache.find(key);
+    return it == cache.end() ? nullptr : it->second;
+  };
+  auto cached = [&](const std::string& name) { return cache.at("default/" + name); };
+  auto listed = [&](const std::string& name) { return source->get("default/" + name); };
+  auto snapshot_item = [&](const std::string& name) -> ObjectPtr {
+    const auto calls = log->calls();
+    for (auto it = calls.rbegin(); it != calls.rend(); ++it) {
+      if (!it->snapshot) continue;
+      for (const auto& object : it->snapshot->items)
+        if (object->name() == name) return object;
+    }
+    return nullptr;
+  };
+  SECTION("in the pages of a relist") {
+    add_pods(3);  // p0..p2 at RVs 1..3
+    start(o);
+    for (const char* key : {"p0", "p1", "p2"}) cache_copy(key);
+    source->modify(pod("p2", "", {{"v", "2"}}));  // 4: the cache's p2 is now older than the server's
+    source->add(pod("p3", ""));                   // 5: unknown to the cache
+    run();
+    relist_after_410(800ms);
+    REQUIRE(log->count("replace") == 2);
+    CHECK(log->last_replace() == "p0 p1 p2 p3 @ 5");
+    CHECK(snapshot_item("p0") == cached("p0"));
+    CHECK(snapshot_item("p1") == cached("p1"));
+    CHECK(snapshot_item("p2") == listed("p2"));  // another resourceVersion: kept as listed
+    CHECK(snapshot_item("p2") != cached("p2"));
+    CHECK(snapshot_item("p3") == listed("p3"));
+  }
+  SECTION("in the initial events of a watch-list") {
+    o.use_watch_list = true;
+    source->add(pod("a", ""));
+    source->add(pod("b", ""));
+    cache_copy("a");
+    start(o);
+    REQUIRE(log->count("replace") == 1);
+    CHECK(log->last_replace() == "a b @ 2");
+    CHECK(snapshot_item("a") == cached("a"));
+    CHECK(snapshot_item("b") == listed("b"));
+  }
+}
+
 
 TEST_CASE_METHOD(ReflectorFixture,
                  "a malformed event is skipped and reported, the watch goes on and nothing is relisted",

@@ -219,6 +219,41 @@ TEST_CASE("a watch replays the changes after its resource version, then follows 
   }
 }
 
+TEST_CASE("a watch ahead of the store closes with too large resource version after 3 s unless it comes",
+          "[store_list_watch][item-8][unit]") {
+  StoreFixture f;
+  f.add("a");  // 1
+  std::mutex mu;
+  std::condition_variable changed;
+  std::vector<Result<void>> closes;  // guarded by mu
+  std::vector<std::string> seen;     // guarded by mu
+  auto record = [&](std::vector<WatchEvent> batch) {
+    std::lock_guard lock(mu);
+    for (const auto& e : batch) seen.push_back(e.resource_version);
+  };
+  auto closed = [&](Result<void> r) {
+    std::lock_guard lock(mu);
+    closes.push_back(std::move(r));
+    changed.notify_all();
+  };
+  const auto start = std::chrono::steady_clock::now();
+  auto never = f.source.watch(watch_at("5"), record, closed);
+  auto reached = f.source.watch(watch_at("2"), record, closed);
+  f.add("b");  // 2: the second watch's revision exists now
+  f.add("c");  // 3
+  std::unique_lock lock(mu);
+  INFO("no close 10 s after the watch at a future RV began: the wait did not end?");
+  REQUIRE(changed.wait_for(lock, std::chrono::seconds(10), [&] { return !closes.empty(); }));
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(2900));
+  REQUIRE(closes.size() == 1);
+  REQUIRE_FALSE(closes[0].has_value());
+  CHECK(closes[0].error().code == Errc::too_large_rv);
+  CHECK(seen == std::vector<std::string>{"3"});  // only the watch at 2 saw anything
+  // the watch whose revision came stays open past its 3 s check
+  changed.wait_for(lock, std::chrono::milliseconds(300));
+  CHECK(closes.size() == 1);
+}
+
 TEST_CASE("a watch from before the history, or one that falls behind it, closes with 410",
           "[store_list_watch][item-33][unit]") {
   StoreFixture f(/*history=*/2);

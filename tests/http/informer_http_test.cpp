@@ -58,6 +58,23 @@ std::uint16_t free_port() {
   return probe.port();  // closed again when probe goes; the OS rarely hands it out at once
 }
 
+// A server on a free port that saves to `data_file` and keeps 20 events of watch history, so a
+// test can restart it on the same port and outrun the history while the informer is away.
+kinformer::apiserver::ServerOptions restartable_server(const std::string& data_file) {
+  kinformer::apiserver::ServerOptions options;
+  options.port = free_port();
+  options.data_file = data_file;
+  options.watch_history = 20;
+  return options;
+}
+
+// Creates configmaps cm-0 … cm-(n-1).
+template <class Server>
+void add_configmaps(Server& server, int n) {
+  for (int i = 0; i < n; ++i)
+    REQUIRE(server.call("POST", configmaps, configmap("cm-" + std::to_string(i))).status == 201);
+}
+
 }  // namespace
 
 TEST_CASE("an informer over HTTP pages through 10k objects then matches the server after churn",
@@ -116,16 +133,12 @@ TEST_CASE(
   char pattern[] = "/tmp/kinformer-http-data-XXXXXX";
   const std::string dir = ::mkdtemp(pattern);
   const std::string data_file = dir + "/store.json";
-  kinformer::apiserver::ServerOptions options;
-  options.port = free_port();
-  options.data_file = data_file;
-  options.watch_history = 20;
+  const auto options = restartable_server(data_file);
 
   HttpFixture f;
   auto client = make_client("http://127.0.0.1:" + std::to_string(options.port));
   std::optional<TestServer> t(std::in_place, options);
-  for (int i = 0; i < 10; ++i)
-    REQUIRE(t->server().call("POST", configmaps, configmap("cm-" + std::to_string(i))).status == 201);
+  add_configmaps(t->server(), 10);
   auto informer = f.informer(client, configmaps);
   informer->run();
   REQUIRE(informer->wait_for_sync(30s));
@@ -164,6 +177,42 @@ TEST_CASE(
                "the cache to converge on the new, empty server (a relist at resourceVersion \"\")");
     eventually([&] { return f.seen.tombstones().size() == 10; }, "tombstones for the 10 vanished objects");
   }
+  informer->stop();
+  t.reset();
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("a relist over HTTP keeps the cached object of every unchanged key and replaces the changed one",
+          "[http][item-8][integration]") {
+  char pattern[] = "/tmp/kinformer-http-reuse-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  const auto options = restartable_server(dir + "/store.json");
+
+  HttpFixture f;
+  auto client = make_client("http://127.0.0.1:" + std::to_string(options.port));
+  std::optional<TestServer> t(std::in_place, options);
+  add_configmaps(t->server(), 10);
+  auto informer = f.informer(client, configmaps, 3);  // pages of 3
+  informer->run();
+  REQUIRE(informer->wait_for_sync(30s));
+  std::map<std::string, kinformer::ObjectPtr> before;
+  for (const auto& object : informer->indexer().list()) before[std::string(object->key())] = object;
+  REQUIRE(before.size() == 10);
+
+  t.reset();  // the watch breaks; after the restart cm-9 changes more often than the history keeps
+  t.emplace(options);
+  for (int round = 0; round < 25; ++round)
+    REQUIRE(t->server()
+                .call("PUT", configmaps + "/cm-9", configmap("cm-9", "r" + std::to_string(round)))
+                .status == 200);
+  const auto expected = server_state(t->port());
+  eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the relist");
+  CHECK(f.seen.saw_error(Errc::gone));  // the re-watch was too old: 410, then the relist
+  for (int i = 0; i < 9; ++i) {
+    const std::string key = "default/cm-" + std::to_string(i);
+    CHECK(informer->indexer().get_by_key(key) == before.at(key));  // the relisted copy was dropped
+  }
+  CHECK(informer->indexer().get_by_key("default/cm-9") != before.at("default/cm-9"));
   informer->stop();
   t.reset();
   std::system(("rm -rf '" + dir + "'").c_str());
