@@ -38,6 +38,7 @@
 
 #include "apiserver/api.hpp"
 #include "apiserver/resources.hpp"
+#include "apiserver/server_observer.hpp"
 #include "apiserver/store.hpp"
 #include "runtime/result.hpp"
 
@@ -58,6 +59,8 @@ struct ServerOptions {
   std::chrono::milliseconds watch_write_timeout{30000}; // a stuck watcher is closed after this
   unsigned threads = 2;                    // I/O threads
   bool log_requests = false;               // one stderr line per request
+  // Told about every request and watch (apiserver/server_observer.hpp), e.g. ServerMetrics.
+  std::shared_ptr<ServerObserver> observer;
 };
 
 struct ServerStats {

@@ -14,6 +14,10 @@
 #include <pthread.h>
 
 #include "apiserver/server.hpp"
+#include "apiserver/server_metrics.hpp"
+#include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/metrics_server.hpp"
 #include "tools/kinformer/command.hpp"
 
 namespace {
@@ -46,7 +50,10 @@ constexpr const char* usage =
     "  --resources-file FILE  one G/V/KIND/PLURAL per line ('#' comments)\n"
     "  --bookmark-interval S  seconds between watch bookmarks (default 60)\n"
     "  --threads N            I/O threads (default 2)\n"
-    "  --log-requests         print one line per request on stderr\n"
+    "  --log-requests         log one line per request (level info, on stderr)\n"
+    "  --metrics-port N       serve /metrics, /healthz and /readyz on this port (0 picks a free one;\n"
+    "                         printed as the second stdout line); on the --bind address\n"
+    "  --log-level LEVEL      trace, debug, info (default), warn, error or off; KINFORMER_LOG_LEVEL too\n"
     "  --help                 this text\n";
 
 bool parse_number(const char* text, unsigned long long max, unsigned long long& out) {
@@ -68,6 +75,8 @@ int run_apiserver(int argc, char** argv) {
   ServerOptions options;
   options.port = 8080;
   auto registry = ResourceRegistry::with_builtins();
+  bool serve_metrics = false;
+  std::uint16_t metrics_port = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     auto value = [&](const char*& out) {
@@ -82,13 +91,23 @@ int run_apiserver(int argc, char** argv) {
       return 0;
     } else if (arg == "--log-requests") {
       options.log_requests = true;
+    } else if (arg == "--metrics-port" && value(v) && parse_number(v, 65535, n)) {
+      serve_metrics = true;
+      metrics_port = static_cast<std::uint16_t>(n);
+    } else if (arg == "--log-level" && value(v)) {
+      kinformer::log::Level level;
+      if (!kinformer::log::parse_level(v, level)) {
+        kinformer::log::error("apiserver", std::string("unknown --log-level ") + v);
+        return 2;
+      }
+      kinformer::log::set_level(level);
     } else if (arg == "--port" && value(v) && parse_number(v, 65535, n)) {
       options.port = static_cast<std::uint16_t>(n);
     } else if (arg == "--bind" && value(v)) {
       options.bind_address = v;
     } else if (arg == "--token-file" && value(v)) {
       if (!read_token(v, options.token)) {
-        std::fprintf(stderr, "kinformer apiserver: cannot read a token from %s\n", v);
+        kinformer::log::error("apiserver", "cannot read a token", {{"token_file", v}});
         return 1;
       }
     } else if (arg == "--tls-cert" && value(v)) {
@@ -111,16 +130,17 @@ int run_apiserver(int argc, char** argv) {
       auto type = ResourceRegistry::parse_spec(v);
       auto added = type ? registry.add(std::move(type).value()) : kinformer::Result<void>(type.error());
       if (!added) {
-        std::fprintf(stderr, "kinformer apiserver: %s\n", added.error().message.c_str());
+        kinformer::log::error("apiserver", added.error().message);
         return 2;
       }
     } else if (arg == "--resources-file" && value(v)) {
       if (auto added = registry.add_from_file(v); !added) {
-        std::fprintf(stderr, "kinformer apiserver: %s\n", added.error().message.c_str());
+        kinformer::log::error("apiserver", added.error().message);
         return 2;
       }
     } else {
-      std::fprintf(stderr, "kinformer apiserver: bad or incomplete option '%s'\n\n%s", argv[i], usage);
+      kinformer::log::error("apiserver", std::string("bad or incomplete option '") + argv[i] + "'");
+      std::fputs(usage, stderr);
       return 2;
     }
   }
@@ -132,23 +152,44 @@ int run_apiserver(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
+  // The server's own metrics (apiserver/server_metrics.hpp), in the process's default registry.
+  if (serve_metrics) options.observer = std::make_shared<kinformer::apiserver::ServerMetrics>(kinformer::default_registry());
   Server server(options, std::move(registry));
   auto port = server.start();
   if (!port) {
-    std::fprintf(stderr, "kinformer apiserver: %s\n", port.error().message.c_str());
+    kinformer::log::error("apiserver", "cannot start: " + port.error().message);
     return 1;
   }
   std::printf("kinformer apiserver: serving on %s (kubectl --server %s ...)\n", server.url().c_str(),
               server.url().c_str());
   std::fflush(stdout);
+  kinformer::log::info("apiserver", "serving",
+                       {{"url", server.url()}, {"tls", !options.tls_cert_file.empty()},
+                        {"auth", options.token.empty() ? "none" : "bearer token"},
+                        {"data_file", options.data_file.empty() ? "-" : options.data_file}});
+  // Ready once serving: the store is loaded (start() recovers the data file first).
+  kinformer::MetricsServer metrics({&kinformer::default_registry(), {}, options.bind_address, metrics_port});
+  if (serve_metrics) {
+    auto bound = metrics.start();
+    if (!bound) {
+      kinformer::log::error("apiserver", bound.error().message);
+      (void)server.stop();
+      return 1;
+    }
+    std::printf("kinformer apiserver: metrics on http://%s:%u/metrics\n", options.bind_address.c_str(),
+                static_cast<unsigned>(*bound));
+    std::fflush(stdout);
+    kinformer::log::info("apiserver", "serving metrics", {{"port", *bound}, {"paths", "/metrics /healthz /readyz"}});
+  }
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
-  std::fprintf(stderr, "kinformer apiserver: %s received, shutting down\n", signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  kinformer::log::info("apiserver", "shutting down", {{"signal", signal_number == SIGINT ? "SIGINT" : "SIGTERM"}});
+  metrics.stop();
   if (auto stopped = server.stop(); !stopped) {
-    std::fprintf(stderr, "kinformer apiserver: %s\n", stopped.error().message.c_str());
+    kinformer::log::error("apiserver", "stopping: " + stopped.error().message);
     return 1;
   }
-  if (!options.data_file.empty()) std::fprintf(stderr, "kinformer apiserver: saved %s\n", options.data_file.c_str());
+  if (!options.data_file.empty()) kinformer::log::info("apiserver", "saved", {{"data_file", options.data_file}});
   return 0;
 }
 
