@@ -16,10 +16,14 @@ set(kinformer_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/kinformer)
 set(kinformer_installed_targets "")
 foreach(layer runtime actors models apiserver)
   if(TARGET kinformer_${layer})
-    set_target_properties(kinformer_${layer} PROPERTIES EXPORT_NAME ${layer})
-    list(APPEND kinformer_installed_targets kinformer_${layer})
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kinformer/${layer}
-            FILES_MATCHING PATTERN "*.hpp")
+            FILES_MATCHING PATTERN "*.hpp")  # runtime/ brings runtime/http/
+  endif()
+endforeach()
+foreach(library runtime http actors models apiserver)
+  if(TARGET kinformer_${library})
+    set_target_properties(kinformer_${library} PROPERTIES EXPORT_NAME ${library})
+    list(APPEND kinformer_installed_targets kinformer_${library})
   endif()
 endforeach()
 install(TARGETS ${kinformer_installed_targets} EXPORT kinformerTargets
