@@ -1,10 +1,11 @@
 // examples/consumer/main.cpp
 //
 // The smallest service embedding kinformer from its installed package: an informer
-// over pods with one handler, reading an API server store embedded in the same
-// process (apiserver::Store through apiserver::StoreListWatch). It creates three
-// pods, waits until the handler has seen each, deletes one, waits for the delete,
-// and prints "consumer: ok" (exit 0), or why it failed (exit 1) within 10 seconds.
+// over pods with one handler, reading over HTTP (kinformer::http's HttpListWatch)
+// from the embedded API server started in the same process on a free loopback port
+// (kinformer::apiserver). It creates three pods through the server, waits until the
+// handler has seen each, deletes one, waits for the delete, and prints
+// "consumer: ok" (exit 0), or why it failed (exit 1) within 10 seconds.
 // Built out of tree by tests/install/ against `cmake --install`'s prefix.
 #include <atomic>
 #include <caf/actor_system.hpp>
@@ -14,9 +15,8 @@
 #include <functional>
 #include <kinformer/actors/errors.hpp>
 #include <kinformer/actors/shared_informer.hpp>
-#include <kinformer/apiserver/resources.hpp>
-#include <kinformer/apiserver/store.hpp>
-#include <kinformer/apiserver/store_list_watch.hpp>
+#include <kinformer/apiserver/server.hpp>
+#include <kinformer/runtime/http/http_list_watch.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -24,8 +24,8 @@
 
 namespace {
 
-nlohmann::json pod(const std::string& name) {
-  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", "default"}}}};
+std::string pod(const std::string& name) {
+  return nlohmann::json{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}}}}.dump();
 }
 
 // Polls `done` for up to 10 s; why: the handler runs on an actor thread.
@@ -41,12 +41,17 @@ int main() {
   kinformer::actors::register_errors(cfg);
   caf::actor_system system{cfg};
 
-  auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
-  auto store = std::make_shared<kinformer::apiserver::Store>(registry);
-  const auto& pods = *registry.find("", "v1", "pods");
+  kinformer::apiserver::Server server({});  // 127.0.0.1, a free port
+  if (auto port = server.start(); !port)
+    return std::printf("consumer: %s\n", port.error().message.c_str()), 1;
+  kinformer::http::ClientConfig config;
+  config.server = server.url();
+  auto client = kinformer::http::Client::create(config);
+  if (!client) return std::printf("consumer: %s\n", client.error().message.c_str()), 1;
 
   kinformer::SharedInformerOptions options;
-  options.source = std::make_shared<kinformer::apiserver::StoreListWatch>(store, pods);
+  options.source = std::make_shared<kinformer::http::HttpListWatch>(
+      client.value(), kinformer::http::collection_path("", "v1", "pods", "default"));
   kinformer::SharedInformer informer(system, options);
 
   std::atomic<int> added{0};
@@ -65,13 +70,16 @@ int main() {
   informer.run();
   if (!informer.wait_for_sync(std::chrono::seconds(10))) return std::puts("consumer: never synced"), 1;
   for (const char* name : {"a", "b", "c"})
-    if (!store->create(pods, "default", pod(name), false)) return std::puts("consumer: create failed"), 1;
+    if (server.call("POST", "/api/v1/namespaces/default/pods", pod(name)).status != 201)
+      return std::puts("consumer: create failed"), 1;
   if (!wait_for([&] { return added == 3; }))
     return std::printf("consumer: saw %d of 3 adds\n", added.load()), 1;
-  if (!store->remove(pods, "default", "b", {}, false)) return std::puts("consumer: delete failed"), 1;
+  if (server.call("DELETE", "/api/v1/namespaces/default/pods/b").status != 200)
+    return std::puts("consumer: delete failed"), 1;
   if (!wait_for([&] { return deleted == 1 && informer.indexer().size() == 2; }))
     return std::puts("consumer: the delete never reached the cache"), 1;
   informer.stop();
+  (void)server.stop();
   std::puts("consumer: ok");
   return 0;
 }

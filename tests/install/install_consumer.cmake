@@ -20,6 +20,7 @@ endfunction()
 
 step("cmake --install" ${CMAKE_COMMAND} --install ${KINFORMER_BUILD_DIR} --prefix ${prefix})
 foreach(installed include/kinformer/runtime/object.hpp include/kinformer/actors/shared_informer.hpp
+                  include/kinformer/runtime/http/http_list_watch.hpp lib/libkinformer_http.a
                   lib/libkinformer_runtime.a lib/cmake/kinformer/kinformerConfig.cmake
                   lib/cmake/kinformer/kinformerConfigVersion.cmake lib/cmake/kinformer/FindCAF.cmake bin/kinformer)
   if(NOT EXISTS ${prefix}/${installed})
