@@ -34,7 +34,7 @@ using poll_atom = caf::atom_constant<caf::atom("poll")>;              // paused:
 
 namespace kinformer::actors {
 
-// Controller, broadcaster and handler actors (informer work)
+// Controller, Processor and handler actors (informer work)
 using credit_atom = caf::atom_constant<caf::atom("credit")>;      // downstream grants n keys
 using upstream_atom = caf::atom_constant<caf::atom("upstream")>;  // who to grant credit to
 using notify_atom = caf::atom_constant<caf::atom("notify")>;      // a notification batch
@@ -42,5 +42,9 @@ using handled_atom = caf::atom_constant<caf::atom("handled")>;    // a handler f
 using attach_atom = caf::atom_constant<caf::atom("attach")>;      // register a handler
 using detach_atom = caf::atom_constant<caf::atom("detach")>;      // remove a registration
 using drain_atom = caf::atom_constant<caf::atom("drain")>;        // finish delivering, then quit
+using swap_atom = caf::atom_constant<caf::atom("swap")>;          // replace a registration by id
+using check_atom = caf::atom_constant<caf::atom("check")>;        // Processor: a resync check is due
+using revive_atom = caf::atom_constant<caf::atom("revive")>;      // Processor: a handler's back-off is over
+using pull_atom = caf::atom_constant<caf::atom("pull")>;          // work queue worker: keys may be ready
 
 }  // namespace kinformer::actors

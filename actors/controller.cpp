@@ -6,14 +6,14 @@
 
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
-#include <caf/system_messages.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/sec.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/errors.hpp"
-#include "actors/tsan.hpp"
+#include "actors/every_actor.hpp"
 
 namespace kinformer::actors {
 
@@ -92,7 +92,7 @@ namespace {
 struct ControllerState {
   ControllerOptions options;
   std::unique_ptr<DeltaApplier> applier;
-  std::size_t credit = 0;  // keys the broadcaster still accepts
+  std::size_t credit = 0;  // keys the Processor still accepts
   bool popping = false;    // a pop is in flight
   bool synced = false;     // the FIFO said so after our last applied pop
   bool done = false;       // the FIFO is closed and drained
@@ -104,26 +104,15 @@ struct ControllerState {
   void pull(Self self) {
     if (popping || done || credit == 0) return;
     popping = true;
-    detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
+    detail::handing_over();  // ThreadSanitizer annotations: actors/every_actor.hpp
     if (!synced) {
       self->request(options.fifo, caf::infinite, synced_atom::value)
-          .then(
-              [=](const bool& yes) {
-                const detail::HandlerScope handoff;
-                on_synced(self, yes);
-              },
+          .then(handed_off([=](const bool& yes) { on_synced(self, yes); }),
                 [=](caf::error&) { /* the pop below reports a dead FIFO */ });
     }
     self->request(options.fifo, caf::infinite, pop_atom::value, std::min(credit, options.max_batch))
-        .then(
-            [=](const PoppedBatchPtr& batch) {
-              const detail::HandlerScope handoff;
-              on_popped(self, *batch);
-            },
-              [=](caf::error& err) {
-                const detail::HandlerScope handoff;
-                on_pop_failed(self, err);
-              });
+        .then(handed_off([=](const PoppedBatchPtr& batch) { on_popped(self, *batch); }),
+              handed_off([=](caf::error& err) { on_pop_failed(self, err); }));
   }
 
   /// Step 2: apply in pop order, hand on, pull again.
@@ -134,8 +123,8 @@ struct ControllerState {
       for (const auto& popped : batch) applier->apply(popped, out->items);
       credit -= std::min(credit, batch.size());
       options.status->notifications += out->items.size();
-      detail::handing_over();
-      self->send(options.downstream, notify_atom::value, NotificationBatchPtr{std::move(out)}, batch.size());
+      send_over(self, options.downstream, notify_atom::value, NotificationBatchPtr{std::move(out)},
+                batch.size());
     }
     pull(self);
   }
@@ -144,27 +133,44 @@ struct ControllerState {
     if (!yes || synced) return;
     synced = true;
     options.status->indexer_synced = true;
-    detail::handing_over();
-    self->send(options.downstream, synced_atom::value);
+    send_over(self, options.downstream, synced_atom::value);
   }
 
-  /// Step 3: the FIFO is closed and drained (or gone): let the broadcaster finish.
+  /// Step 3: the FIFO is closed and drained (or gone): let the Processor finish.
   void on_pop_failed(Self self, const caf::error& err) {
     popping = false;
     done = true;
     if (err != Errc::fifo_closed && err != caf::sec::request_receiver_down)
       std::cerr << "kinformer controller: pop failed: " << from_caf_error(err).to_string() << "\n";
-    detail::handing_over();
-    self->send(options.downstream, drain_atom::value);
+    send_over(self, options.downstream, drain_atom::value);
     self->quit();
   }
 
+  void add_credit(Self self, std::size_t n) {
+    credit += n;
+    pull(self);
+  }
+
   void attach(Self self, const RegistrationPtr& registration) {
-    const detail::HandlerScope handoff;
     auto replay = std::make_shared<NotificationBatch>();
     replay->items = applier->snapshot();
+    send_over(self, options.downstream, attach_atom::value, registration,
+              NotificationBatchPtr{std::move(replay)});
+  }
+
+  void forward_detach(Self self, RegistrationId id) {
+    send_over(self, options.downstream, detach_atom::value, id);
+  }
+
+  void forward_swap(Self self, const RegistrationPtr& registration) {
+    send_over(self, options.downstream, swap_atom::value, registration);
+  }
+
+  void resync(Self self) {
     detail::handing_over();
-    self->send(options.downstream, attach_atom::value, registration, NotificationBatchPtr{std::move(replay)});
+    self->request(options.fifo, caf::infinite, resync_atom::value)
+        .then([](std::size_t) { /* the depth is the Reflector's business */ },
+              [](caf::error&) { /* a closed FIFO: shutting down */ });
   }
 };
 
@@ -173,24 +179,17 @@ ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<Cont
   auto& st = self->state;
   st.applier = std::make_unique<DeltaApplier>(options.indexer, options.decoder);
   st.options = std::move(options);
-  self->set_exit_handler([=](caf::exit_msg& msg) {
-    if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
-      self->quit(msg.reason);
-  });
-  detail::handing_over();
-  self->send(st.options.downstream, upstream_atom::value, caf::actor_cast<CreditSinkActor>(self));
+  self->set_exit_handler(ignore_graceful_exits(self));
+  send_over(self, st.options.downstream, upstream_atom::value, caf::actor_cast<ProcessorUpstream>(self));
   return {
-      [=](credit_atom, const std::size_t& n) {
-        const detail::HandlerScope handoff;
-        self->state.credit += n;
-        self->state.pull(self);
-      },
-      [=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); },
-      [=](detach_atom, const RegistrationId& id) {
-        const detail::HandlerScope handoff;
-        detail::handing_over();
-        self->send(self->state.options.downstream, detach_atom::value, id);
-      },
+      handed_off([=](credit_atom, const std::size_t& n) { self->state.add_credit(self, n); }),
+      handed_off(
+          [=](attach_atom, const RegistrationPtr& registration) { self->state.attach(self, registration); }),
+      handed_off([=](resync_atom) { self->state.resync(self); }),
+      handed_off([=](detach_atom, const RegistrationId& id) { self->state.forward_detach(self, id); }),
+      handed_off([=](swap_atom, const RegistrationPtr& registration) {
+        self->state.forward_swap(self, registration);
+      }),
   };
 }
 

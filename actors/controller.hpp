@@ -2,13 +2,13 @@
 //
 // ControllerActor: pulls popped deltas from the DeltaFIFO actor, applies them to
 // the Indexer in pop order and hands the resulting notifications on to the
-// broadcaster in batches, within the credit the broadcaster grants
+// Processor in batches, within the credit the Processor grants
 // (architecture.md §4 "Controller"; informer-semantics.md §6, §7.2).
 //
 // Contract
 //   * One pop in flight at a time, asking for min(credit, max_batch) keys; no pop
-//     while the credit is used up, so neither the FIFO nor the broadcaster floods
-//     this actor's mailbox or the broadcaster's.
+//     while the credit is used up, so neither the FIFO nor the Processor floods
+//     this actor's mailbox or the Processor's.
 //   * Per delta (DeltaApplier): Added/Updated/Replaced/Sync on a cached key →
 //     Indexer update, updated(old, new); on an absent key → Indexer add,
 //     added(new, is_in_initial_list); Deleted → Indexer delete, deleted(final
@@ -16,20 +16,22 @@
 //     change, so a handler always finds the cache at least as new as its event.
 //   * After each batch, until synced, it asks the FIFO whether it has synced; the
 //     first yes sets InformerStatus::indexer_synced and sends `synced` to the
-//     broadcaster behind the last initial batch.
+//     Processor behind the last initial batch.
 //   * attach: the Controller snapshots the cache (its own writes only, so the
 //     snapshot matches the stream) and forwards the registration with that replay;
-//     detach is forwarded in order too.
+//     detach and swap are forwarded in order too.
+//   * resync (from the Processor, whose per-handler timers decide it): asks the
+//     FIFO to resync.
 //   * When the FIFO reports it is closed and drained (or is gone), the Controller
-//     sends `drain` to the broadcaster and quits.
+//     sends `drain` to the Processor and quits.
 // Threading: the Indexer's only writer.
 #pragma once
 
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <caf/fwd.hpp>
@@ -37,17 +39,18 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/atoms.hpp"
-#include "actors/broadcaster.hpp"
 #include "actors/delta_fifo.hpp"
 #include "actors/notification.hpp"
+#include "actors/processor.hpp"
 #include "actors/registration.hpp"
 #include "runtime/indexer.hpp"
 
 namespace kinformer::actors {
 
-using ControllerActor = caf::typed_actor<caf::reacts_to<credit_atom, std::size_t>,
-                                         caf::reacts_to<attach_atom, RegistrationPtr>,
-                                         caf::reacts_to<detach_atom, RegistrationId>>;
+using ControllerActor =
+    caf::typed_actor<caf::reacts_to<credit_atom, std::size_t>, caf::reacts_to<resync_atom>,
+                     caf::reacts_to<attach_atom, RegistrationPtr>,
+                     caf::reacts_to<detach_atom, RegistrationId>, caf::reacts_to<swap_atom, RegistrationPtr>>;
 
 /// Turns an object into its typed form once, at ingest (Informer<T>); null = not
 /// decodable (typed handlers skip it and count it).
@@ -75,14 +78,14 @@ class DeltaApplier {
 
 struct ControllerOptions {
   DeltaFIFOActor fifo;
-  BroadcasterActor downstream;
+  ProcessorActor downstream;
   std::shared_ptr<Indexer> indexer;
   Decoder decoder;
   std::size_t max_batch = 256;  // keys per pop
   std::shared_ptr<InformerStatus> status = std::make_shared<InformerStatus>();
 };
 
-/// Spawns the Controller; it introduces itself to the downstream broadcaster and
+/// Spawns the Controller; it introduces itself to the downstream Processor and
 /// starts pulling once it has credit.
 ControllerActor spawn_controller(caf::actor_system& system, ControllerOptions options);
 

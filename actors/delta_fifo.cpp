@@ -5,13 +5,13 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/exit_reason.hpp>
-#include <caf/system_messages.hpp>
 #include <caf/stateful_actor.hpp>
+#include <caf/system_messages.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/errors.hpp"
-#include "actors/tsan.hpp"
+#include "actors/every_actor.hpp"
 
 namespace kinformer::actors {
 namespace {
@@ -25,8 +25,8 @@ struct ParkedPop {
 
 struct FifoState {
   DeltaFIFO fifo;
-  std::deque<ParkedPop> parked;  // pops that found the queue empty, oldest first
-  bool answered_synced = false;  // a pop has been answered since the FIFO became synced
+  std::deque<ParkedPop> parked;    // pops that found the queue empty, oldest first
+  bool answered_synced = false;    // a pop has been answered since the FIFO became synced
   std::size_t dropped_events = 0;  // watch events the transformer rejected
 
   using Self = DeltaFIFOActor::stateful_pointer<FifoState>;
@@ -42,9 +42,15 @@ struct FifoState {
     for (const auto& delta : deltas) {
       Result<void> done;
       switch (delta.type) {
-        case DeltaType::added: done = fifo.add(delta.object); break;
-        case DeltaType::deleted: done = fifo.delete_object(delta.object); break;
-        default: done = fifo.update(delta.object); break;
+        case DeltaType::added:
+          done = fifo.add(delta.object);
+          break;
+        case DeltaType::deleted:
+          done = fifo.delete_object(delta.object);
+          break;
+        default:
+          done = fifo.update(delta.object);
+          break;
       }
       if (!done) ++dropped_events;  // client-go logs and drops the event (§7.10)
     }
@@ -105,37 +111,15 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
                                          DeltaFIFOOptions options) {
   self->state.fifo = DeltaFIFO(std::move(options));
   // Linked peers stopping on purpose do not end the FIFO: stop() drains it.
-  self->set_exit_handler([=](caf::exit_msg& msg) {
-    if (msg.reason != caf::exit_reason::user_shutdown && msg.reason != caf::exit_reason::normal)
-      self->quit(msg.reason);
-  });
+  self->set_exit_handler(ignore_graceful_exits(self));
   return {
-      // HandlerScope: ThreadSanitizer annotations (actors/tsan.hpp)
-      [=](replace_atom, const ListSnapshotPtr& list) {
-        const detail::HandlerScope handoff;
-        return self->state.replace(self, *list);
-      },
-      [=](deltas_atom, const WatchDeltasPtr& deltas) {
-        const detail::HandlerScope handoff;
-        return self->state.apply(self, *deltas);
-      },
-      [=](resync_atom) {
-        const detail::HandlerScope handoff;
-        return self->state.resync(self);
-      },
-      [=](pop_atom, const std::size_t& max_n) {
-        const detail::HandlerScope handoff;
-        return self->state.pop(self, max_n);
-      },
-      [=](synced_atom) {
-        const detail::HandlerScope handoff;
-        return self->state.fifo.has_synced();
-      },
+      handed_off([=](replace_atom, const ListSnapshotPtr& list) { return self->state.replace(self, *list); }),
+      handed_off([=](deltas_atom, const WatchDeltasPtr& deltas) { return self->state.apply(self, *deltas); }),
+      handed_off([=](resync_atom) { return self->state.resync(self); }),
+      handed_off([=](pop_atom, const std::size_t& max_n) { return self->state.pop(self, max_n); }),
+      handed_off([=](synced_atom) { return self->state.fifo.has_synced(); }),
       [=](depth_atom) { return self->state.fifo.size(); },
-      [=](shutdown_atom) {
-        const detail::HandlerScope handoff;
-        self->state.shutdown(self);
-      },
+      handed_off([=](shutdown_atom) { self->state.shutdown(self); }),
   };
 }
 

@@ -20,8 +20,8 @@ std::shared_ptr<SharedInformer> InformerFactory::informer(std::string_view resou
   if (!slot) {
     auto options = defaults_;
     options.source = sources_(resource, scope);
-    options.label_selector = scope.label_selector;
-    options.field_selector = scope.field_selector;
+    options.reflector.label_selector = scope.label_selector;
+    options.reflector.field_selector = scope.field_selector;
     slot = std::make_shared<SharedInformer>(system_, std::move(options));
   }
   return slot;

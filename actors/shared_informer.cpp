@@ -25,6 +25,20 @@ std::uint64_t HandlerRegistration::handled_batches() const noexcept {
   return registration_ ? registration_->status->handled_batches.load() : 0;
 }
 
+std::uint64_t HandlerRegistration::restarts() const noexcept {
+  return registration_ ? registration_->status->restarts.load() : 0;
+}
+
+std::uint64_t HandlerRegistration::dead_letters() const noexcept {
+  return registration_ ? registration_->status->dead_letters.load() : 0;
+}
+
+bool HandlerRegistration::failed() const noexcept { return registration_ && registration_->status->failed; }
+
+std::string HandlerRegistration::failure() const {
+  return registration_ ? registration_->status->failure() : std::string();
+}
+
 SharedInformer::SharedInformer(caf::actor_system& system, SharedInformerOptions options)
     : system_(system), options_(std::move(options)), indexer_(std::make_shared<Indexer>(options_.indexers)) {}
 
@@ -47,7 +61,7 @@ Result<void> SharedInformer::set_watch_error_handler(WatchErrorHandler handler) 
 Result<void> SharedInformer::set_decoder(actors::Decoder decoder, const void* tag) {
   std::lock_guard<std::mutex> lock(mu_);
   if (started_) return Error{Errc::already_started, "set_decoder after the informer started"};
-  options_.decoder = std::move(decoder);
+  options_.controller.decoder = std::move(decoder);
   options_.decoder_tag = tag;
   return {};
 }
@@ -72,22 +86,19 @@ void SharedInformer::run() {
   if (started_ || stopped_) return;
   started_ = true;
 
-  DeltaFIFOOptions fifo_options;
+  DeltaFIFOOptions fifo_options = options_.fifo;
   fifo_options.transformer = transform_;
   fifo_ = actors::spawn_delta_fifo(system_, std::move(fifo_options));
 
-  actors::BroadcasterOptions broadcaster_options;
-  broadcaster_options.max_buffered_keys = options_.max_buffered_keys;
-  broadcaster_options.handler_window = options_.handler_window;
-  broadcaster_options.status = status_;
-  broadcaster_ = actors::spawn_broadcaster(system_, std::move(broadcaster_options));
+  actors::ProcessorOptions processor_options = options_.processor;
+  processor_options.resync_period = options_.resync_period;
+  processor_options.status = status_;
+  processor_ = actors::spawn_processor(system_, std::move(processor_options));
 
-  actors::ControllerOptions controller_options;
+  actors::ControllerOptions controller_options = options_.controller;
   controller_options.fifo = fifo_;
-  controller_options.downstream = broadcaster_;
+  controller_options.downstream = processor_;
   controller_options.indexer = indexer_;
-  controller_options.decoder = options_.decoder;
-  controller_options.max_batch = options_.max_batch;
   controller_options.status = status_;
   controller_ = actors::spawn_controller(system_, std::move(controller_options));
 
@@ -98,36 +109,56 @@ void SharedInformer::run() {
     caf::anon_send(controller_, actors::attach_atom::value, registration);
   }
 
-  actors::ReflectorOptions reflector_options;
+  actors::ReflectorOptions reflector_options = options_.reflector;
   reflector_options.source = options_.source;
   reflector_options.fifo = fifo_;
-  reflector_options.resync_period = options_.resync_period;
-  reflector_options.should_resync = [resync_handlers = resync_handlers_] { return *resync_handlers > 0; };
+  reflector_options.resync_period = std::chrono::milliseconds(0);  // the Processor's checks decide
+  reflector_options.should_resync = nullptr;
   reflector_options.watch_error_handler = watch_error_handler_;
-  reflector_options.page_size = options_.page_size;
-  reflector_options.label_selector = options_.label_selector;
-  reflector_options.field_selector = options_.field_selector;
-  reflector_options.high_water_mark = options_.high_water_mark;
-  reflector_options.backoff = options_.backoff;
   reflector_ = actors::spawn_reflector(system_, std::move(reflector_options));
 }
 
+std::pair<actors::HandlerActor, actors::HandlerFactory> SharedInformer::spawn_owned(actors::HopFunc func) {
+  auto stats = std::make_shared<actors::HandlerStats>();
+  actors::HandlerFactory factory = [func, stats](caf::actor_system& system) {
+    return actors::spawn_handler(system, func, stats);
+  };
+  auto actor = factory(system_);
+  return {std::move(actor), std::move(factory)};
+}
+
 Result<HandlerRegistration> SharedInformer::add_handler(HandlerFuncs funcs, HandlerOptions options) {
-  return add_notification_handler(actors::dispatch_to(std::move(funcs)), options);
+  return add_notification_handler(actors::dispatch_to(std::move(funcs)), std::move(options));
+}
+
+Result<HandlerRegistration> SharedInformer::add_handler(ChainFuncs funcs, HandlerOptions options) {
+  return add_hop_handler(actors::dispatch_to(std::move(funcs)), std::move(options));
+}
+
+Result<HandlerRegistration> SharedInformer::add_handler(std::shared_ptr<actors::Handler> handler,
+                                                        HandlerOptions options) {
+  return add_hop_handler(actors::dispatch_to(std::move(handler)), std::move(options));
 }
 
 Result<HandlerRegistration> SharedInformer::add_notification_handler(actors::NotificationFunc func,
                                                                      HandlerOptions options) {
+  return add_hop_handler(actors::always_next(std::move(func)), std::move(options));
+}
+
+Result<HandlerRegistration> SharedInformer::add_hop_handler(actors::HopFunc func, HandlerOptions options) {
   if (is_stopped())
     return Error{Errc::stopped, "handler was not added to shared informer because it has stopped already"};
-  return add(actors::spawn_handler(system_, std::move(func)), options, true);
+  auto [actor, factory] = spawn_owned(std::move(func));
+  return add(std::move(actor), std::move(factory), std::move(options), true);
 }
 
-Result<HandlerRegistration> SharedInformer::add_handler(actors::HandlerActor handler, HandlerOptions options) {
-  return add(std::move(handler), options, false);
+Result<HandlerRegistration> SharedInformer::add_handler(actors::HandlerActor handler, HandlerOptions options,
+                                                        actors::HandlerFactory factory) {
+  return add(std::move(handler), std::move(factory), std::move(options), false);
 }
 
-Result<HandlerRegistration> SharedInformer::add(actors::HandlerActor handler, HandlerOptions options, bool owned) {
+Result<HandlerRegistration> SharedInformer::add(actors::HandlerActor handler, actors::HandlerFactory factory,
+                                                HandlerOptions options, bool owned) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stopped_) {
     if (owned) caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
@@ -136,10 +167,10 @@ Result<HandlerRegistration> SharedInformer::add(actors::HandlerActor handler, Ha
   auto registration = std::make_shared<actors::Registration>();
   registration->id = next_id_++;
   registration->handler = handler;
-  registration->options = options;
+  registration->factory = std::move(factory);
+  registration->options = std::move(options);
   registration->owned = owned;
   if (owned) owned_handlers_.push_back(handler);
-  if (options.resync_period.count() > 0) ++*resync_handlers_;
   registrations_.emplace(registration->id, registration);
   if (started_) {
     actors::detail::handing_over();
@@ -152,6 +183,56 @@ Result<HandlerRegistration> SharedInformer::add(actors::HandlerActor handler, Ha
   return handle;
 }
 
+Result<void> SharedInformer::replace_handler(const HandlerRegistration& handle, HandlerFuncs funcs,
+                                             HandlerOptions options) {
+  return replace_handler(handle, actors::always_next(actors::dispatch_to(std::move(funcs))),
+                         std::move(options));
+}
+
+Result<void> SharedInformer::replace_handler(const HandlerRegistration& handle, actors::HopFunc func,
+                                             HandlerOptions options) {
+  if (is_stopped()) return Error{Errc::stopped, "handler was not replaced because the informer has stopped"};
+  auto [actor, factory] = spawn_owned(std::move(func));
+  return replace(handle, std::move(actor), std::move(factory), std::move(options), true);
+}
+
+Result<void> SharedInformer::replace_handler(const HandlerRegistration& handle, actors::HandlerActor handler,
+                                             HandlerOptions options, actors::HandlerFactory factory) {
+  return replace(handle, std::move(handler), std::move(factory), std::move(options), false);
+}
+
+Result<void> SharedInformer::replace(const HandlerRegistration& handle, actors::HandlerActor handler,
+                                     actors::HandlerFactory factory, HandlerOptions options, bool owned) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto refuse = [&](Error error) -> Result<void> {
+    if (owned) caf::anon_send_exit(handler, caf::exit_reason::user_shutdown);
+    return error;
+  };
+  if (stopped_)
+    return refuse(Error{Errc::stopped, "handler was not replaced because the informer has stopped"});
+  auto found = handle.owner_ == this ? registrations_.find(handle.id()) : registrations_.end();
+  if (found == registrations_.end())
+    return refuse(Error{Errc::invalid_key, "replace_handler: not a live registration of this informer"});
+  const auto& old = *found->second;
+  auto registration = std::make_shared<actors::Registration>();
+  registration->id = old.id;
+  registration->status = old.status;  // the handle keeps reading the same status
+  registration->handler = handler;
+  registration->factory = std::move(factory);
+  registration->options = std::move(options);
+  registration->options.group = old.options.group;  // a swap keeps the group
+  registration->owned = owned;
+  if (owned) owned_handlers_.push_back(handler);
+  if (started_) {
+    actors::detail::handing_over();
+    caf::anon_send(controller_, actors::swap_atom::value, actors::RegistrationPtr{registration});
+  } else if (old.owned && old.handler != handler) {
+    caf::anon_send_exit(old.handler, caf::exit_reason::user_shutdown);
+  }
+  found->second = std::move(registration);
+  return {};
+}
+
 void SharedInformer::remove_handler(const HandlerRegistration& handle) {
   std::lock_guard<std::mutex> lock(mu_);
   if (handle.owner_ != this || !handle.registration_) return;  // foreign or empty: no-op
@@ -159,7 +240,6 @@ void SharedInformer::remove_handler(const HandlerRegistration& handle) {
   if (found == registrations_.end()) return;  // already removed
   auto registration = found->second;
   registrations_.erase(found);
-  if (registration->options.resync_period.count() > 0) --*resync_handlers_;
   if (stopped_) return;
   if (started_) {
     caf::anon_send(controller_, actors::detach_atom::value, registration->id);
@@ -189,12 +269,13 @@ void SharedInformer::stop() {
       for (const auto& actor : spawned) caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
       return;
     }
-    for (const auto& actor : {caf::actor_cast<caf::actor>(reflector_), caf::actor_cast<caf::actor>(fifo_),
-                              caf::actor_cast<caf::actor>(controller_), caf::actor_cast<caf::actor>(broadcaster_)})
+    for (const auto& actor :
+         {caf::actor_cast<caf::actor>(reflector_), caf::actor_cast<caf::actor>(fifo_),
+          caf::actor_cast<caf::actor>(controller_), caf::actor_cast<caf::actor>(processor_)})
       spawned.push_back(actor);
   }
   // Drain: no new input, close the FIFO; the Controller applies what is queued and
-  // tells the broadcaster, which ends the handler actors it owns once they are done.
+  // tells the Processor, which ends the handler actors it owns once they are done.
   caf::scoped_actor self{system_};
   for (const auto& actor : spawned) self->monitor(actor);
   caf::anon_send_exit(reflector_, caf::exit_reason::user_shutdown);
@@ -202,8 +283,7 @@ void SharedInformer::stop() {
   std::size_t down = 0;
   bool timed_out = false;
   self->receive_while([&] { return down < spawned.size() && !timed_out; })(
-      [&](caf::down_msg&) { ++down; },
-      caf::after(options_.stop_timeout) >> [&] { timed_out = true; });
+      [&](caf::down_msg&) { ++down; }, caf::after(options_.stop_timeout) >> [&] { timed_out = true; });
   if (timed_out) {
     // A handler that never answers must not hang the caller: kill what is left.
     for (const auto& actor : spawned) caf::anon_send_exit(actor, caf::exit_reason::kill);

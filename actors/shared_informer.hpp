@@ -1,7 +1,7 @@
 // actors/shared_informer.hpp
 //
 // SharedInformer: the facade that spawns and wires one informer's actors —
-// Reflector → DeltaFIFO → Controller (→ Indexer) → broadcaster → handler actors —
+// Reflector → DeltaFIFO → Controller (→ Indexer) → Processor → handler actors —
 // and exposes what client-go's SharedIndexInformer does (architecture.md §4;
 // informer-semantics.md §7).
 //
@@ -23,13 +23,21 @@
 //   * set_transform(), set_watch_error_handler(): before run() only, else
 //     Errc::already_started. The transform runs in the DeltaFIFO actor on every
 //     object entering it (never on resyncs or tombstones).
-//   * add_handler(): every registration gets its own handler actor (the lambda
-//     form spawns one; any HandlerActor works too) and returns a handle. Before
-//     run() the handler gets the initial list as adds with the initial-list flag;
-//     later it first gets the current cache replayed that way, then the changes
-//     after it. After stop(): Errc::stopped ("...because it has stopped already").
-//   * remove_handler(): stops further notifications (queued ones are dropped);
-//     idempotent; handles of another informer are ignored; safe after stop().
+//   * add_handler(): every registration gets its own handler actor (the lambda,
+//     chain and class forms spawn one, with a factory so that supervision can
+//     restart it; any HandlerActor works too, restartable when given a factory)
+//     and returns a handle. HandlerOptions say its group, priority, predicate,
+//     resync period and failure policy (actors/processor.hpp). Before run() the
+//     handler gets the initial list as adds with the initial-list flag; later it
+//     first gets the current cache replayed that way, then the changes after it.
+//     After stop(): Errc::stopped ("...because it has stopped already").
+//   * replace_handler(): swaps a registration's actor, predicate, priority,
+//     resync period or policy atomically (the group stays): nothing is lost or
+//     delivered to both. Errc::stopped after stop(); an unknown or foreign
+//     handle: Errc::invalid_key.
+//   * remove_handler(): stops further notifications (queued ones are dropped,
+//     the batch in flight is answered); idempotent; handles of another informer
+//     are ignored; safe after stop().
 //   * indexer(): readable from any thread at any time; written only by the
 //     Controller. has_synced(): the first list is in the Indexer.
 //   * stop(): the Reflector ends, the FIFO closes and drains, the Controller
@@ -49,15 +57,17 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <caf/fwd.hpp>
 
-#include "actors/broadcaster.hpp"
 #include "actors/controller.hpp"
 #include "actors/delta_fifo.hpp"
 #include "actors/handler.hpp"
 #include "actors/notification.hpp"
+#include "actors/predicates.hpp"
+#include "actors/processor.hpp"
 #include "actors/reflector.hpp"
 #include "actors/registration.hpp"
 #include "runtime/backoff.hpp"
@@ -67,31 +77,39 @@
 
 namespace kinformer {
 
+using actors::ChainFuncs;
 using actors::DeletedObject;
+using actors::FailurePolicy;
 using actors::HandlerFuncs;
 using actors::HandlerOptions;
+using actors::Predicate;
+using actors::SupervisionOptions;
+using actors::Verdict;
 
 using TransformFunc = std::function<Result<ObjectPtr>(ObjectPtr)>;
 using WatchErrorHandler = std::function<void(const Error&)>;
 
+/// The informer's options embed each part's own options (as client-go's Config
+/// embeds its parts), so every part option is reachable. The informer fills in
+/// what wires the parts together; what it sets is named on each part.
 struct SharedInformerOptions {
   std::shared_ptr<ListWatch> source;  // required
-  /// 0 = never resync. Handlers with a resync period get Sync updates each period.
+  /// 0 = never resync. Otherwise handlers with a resync period get resync updates
+  /// each of their periods (actors/processor.hpp).
   std::chrono::milliseconds resync_period{0};
   Indexers indexers;  // in addition to "namespace"
-  std::int64_t page_size = 0;  // 0 = client-go's rules
-  std::string label_selector;
-  std::string field_selector;
-  std::size_t max_batch = 256;           // keys per pop
-  std::size_t max_buffered_keys = 1024;  // popped keys not yet handled by every handler
-  std::size_t handler_window = 2;        // batches in one handler's mailbox
-  std::size_t high_water_mark = 10000;   // FIFO depth that pauses the watch
+  /// Set by the informer: source, fifo, resync_period (0: the Processor decides
+  /// resyncs), should_resync, watch_error_handler (set_watch_error_handler()).
+  actors::ReflectorOptions reflector;
+  /// Set by the informer: transformer (set_transform()).
+  DeltaFIFOOptions fifo;
+  /// Set by the informer: fifo, downstream, indexer, status. decoder: the typed
+  /// layer's (Informer<T> sets it).
+  actors::ControllerOptions controller;
+  /// Set by the informer: resync_period (from above), status.
+  actors::ProcessorOptions processor;
   std::chrono::milliseconds stop_timeout{10000};
-  /// The Reflector's back-off between failed list/watch cycles (client-go's defaults).
-  BackoffOptions backoff;
-  /// Typed layer: decodes each object once at ingest (Informer<T> sets it).
-  actors::Decoder decoder;
-  const void* decoder_tag = nullptr;  // identifies the decoder's type
+  const void* decoder_tag = nullptr;  // identifies controller.decoder's type
 };
 
 /// A registration of one handler with one informer.
@@ -105,6 +123,14 @@ class HandlerRegistration {
   bool has_synced() const noexcept;
   /// Batches this handler has answered.
   std::uint64_t handled_batches() const noexcept;
+  /// Restarts its supervision made.
+  std::uint64_t restarts() const noexcept;
+  /// Notifications given up on (dead letters).
+  std::uint64_t dead_letters() const noexcept;
+  /// Supervision removed the registration (restart intensity exceeded, or a dead
+  /// actor without factory); failure() says why.
+  bool failed() const noexcept;
+  std::string failure() const;
 
  private:
   friend class SharedInformer;
@@ -130,10 +156,26 @@ class SharedInformer {
   void run();
 
   [[nodiscard]] Result<HandlerRegistration> add_handler(HandlerFuncs funcs, HandlerOptions options = {});
-  [[nodiscard]] Result<HandlerRegistration> add_handler(actors::HandlerActor handler, HandlerOptions options = {});
+  [[nodiscard]] Result<HandlerRegistration> add_handler(ChainFuncs funcs, HandlerOptions options = {});
+  [[nodiscard]] Result<HandlerRegistration> add_handler(std::shared_ptr<actors::Handler> handler,
+                                                        HandlerOptions options = {});
+  /// Any handler actor; with a factory, supervision can restart it.
+  [[nodiscard]] Result<HandlerRegistration> add_handler(actors::HandlerActor handler,
+                                                        HandlerOptions options = {},
+                                                        actors::HandlerFactory factory = {});
   /// A function-based handler that sees whole notifications (the typed layer uses it).
   [[nodiscard]] Result<HandlerRegistration> add_notification_handler(actors::NotificationFunc func,
                                                                      HandlerOptions options = {});
+  [[nodiscard]] Result<HandlerRegistration> add_hop_handler(actors::HopFunc func,
+                                                            HandlerOptions options = {});
+
+  /// Replaces the handler behind `handle` (see the contract).
+  [[nodiscard]] Result<void> replace_handler(const HandlerRegistration& handle, HandlerFuncs funcs,
+                                             HandlerOptions options);
+  [[nodiscard]] Result<void> replace_handler(const HandlerRegistration& handle, actors::HopFunc func,
+                                             HandlerOptions options);
+  [[nodiscard]] Result<void> replace_handler(const HandlerRegistration& handle, actors::HandlerActor handler,
+                                             HandlerOptions options, actors::HandlerFactory factory = {});
   void remove_handler(const HandlerRegistration& handle);
 
   const Indexer& indexer() const noexcept { return *indexer_; }
@@ -146,12 +188,19 @@ class SharedInformer {
   void stop();
   bool is_started() const;
   bool is_stopped() const;
-  /// Handler actors that went down (not removed): a typed handler actor that died.
+  /// Handler failures of any kind (reported exceptions, timeouts, dead actors).
   std::uint64_t handler_failures() const noexcept { return status_->handler_failures; }
+  /// The largest coalesced backlog a handler group had.
+  std::uint64_t backlog_max() const noexcept { return status_->backlog_max; }
   caf::actor_system& system() const noexcept { return system_; }
 
  private:
-  Result<HandlerRegistration> add(actors::HandlerActor handler, HandlerOptions options, bool owned);
+  Result<HandlerRegistration> add(actors::HandlerActor handler, actors::HandlerFactory factory,
+                                  HandlerOptions options, bool owned);
+  Result<void> replace(const HandlerRegistration& handle, actors::HandlerActor handler,
+                       actors::HandlerFactory factory, HandlerOptions options, bool owned);
+  /// A spawned function handler and the factory that makes another one like it.
+  std::pair<actors::HandlerActor, actors::HandlerFactory> spawn_owned(actors::HopFunc func);
 
   caf::actor_system& system_;
   SharedInformerOptions options_;          // guarded by mu_ until run()
@@ -159,18 +208,17 @@ class SharedInformer {
   WatchErrorHandler watch_error_handler_;  // guarded by mu_
   std::shared_ptr<Indexer> indexer_;
   std::shared_ptr<actors::InformerStatus> status_ = std::make_shared<actors::InformerStatus>();
-  std::shared_ptr<std::atomic<int>> resync_handlers_ = std::make_shared<std::atomic<int>>(0);
 
   mutable std::mutex mu_;
-  bool started_ = false;  // guarded by mu_
-  bool stopped_ = false;  // guarded by mu_
-  actors::RegistrationId next_id_ = 1;                                // guarded by mu_
+  bool started_ = false;                                                     // guarded by mu_
+  bool stopped_ = false;                                                     // guarded by mu_
+  actors::RegistrationId next_id_ = 1;                                       // guarded by mu_
   std::map<actors::RegistrationId, actors::RegistrationPtr> registrations_;  // guarded by mu_; live ones
-  std::vector<actors::HandlerActor> owned_handlers_;                   // guarded by mu_; every one spawned
-  actors::ReflectorActor reflector_;                                   // guarded by mu_
-  actors::DeltaFIFOActor fifo_;                                        // guarded by mu_
-  actors::ControllerActor controller_;                                 // guarded by mu_
-  actors::BroadcasterActor broadcaster_;                               // guarded by mu_
+  std::vector<actors::HandlerActor> owned_handlers_;  // guarded by mu_; every one spawned
+  actors::ReflectorActor reflector_;                  // guarded by mu_
+  actors::DeltaFIFOActor fifo_;                       // guarded by mu_
+  actors::ControllerActor controller_;                // guarded by mu_
+  actors::ProcessorActor processor_;                  // guarded by mu_
 };
 
 }  // namespace kinformer

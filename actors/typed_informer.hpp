@@ -60,7 +60,7 @@ class Informer {
  public:
   /// An informer of its own for T.
   Informer(caf::actor_system& system, SharedInformerOptions options) {
-    options.decoder = decoder();
+    options.controller.decoder = decoder();
     options.decoder_tag = tag();
     shared_ = std::make_shared<SharedInformer>(system, std::move(options));
   }

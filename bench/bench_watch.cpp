@@ -2,7 +2,7 @@
 //
 // The informer over HTTP end to end (issue 8, item 8): the embedded API server →
 // HTTP watch (runtime/http) → Reflector → DeltaFIFO → Controller → Indexer →
-// broadcaster → a no-op handler, with ~3.4 KB Pods. The server runs in a forked
+// Processor → a no-op handler, with ~3.4 KB Pods. The server runs in a forked
 // child process (so its memory and threads are not the informer's), on loopback.
 //
 //   watch_throughput  N events replayed from the server's watch history as fast as
@@ -285,12 +285,12 @@ struct Pipeline {
         std::move(replay_from));
     kinformer::SharedInformerOptions options;
     options.source = source;
-    options.page_size = page_size;
-    options.backoff.initial = std::chrono::milliseconds(1);
+    options.reflector.page_size = page_size;
+    options.reflector.backoff.initial = std::chrono::milliseconds(1);
     // BENCH_HIGH_WATER_MARK overrides the FIFO depth that pauses the watch (default 10000),
     // to show how much of the time the pipeline spends paused.
     if (const char* mark = std::getenv("BENCH_HIGH_WATER_MARK"))
-      options.high_water_mark = std::strtoul(mark, nullptr, 10);
+      options.reflector.high_water_mark = std::strtoul(mark, nullptr, 10);
     informer = std::make_unique<kinformer::SharedInformer>(*system, options);
     kinformer::HandlerFuncs funcs;
     funcs.on_add = [this](const kinformer::ObjectPtr&, bool) { ++adds; };

@@ -5,21 +5,26 @@
 // scheduled, started and deleted by a script on the main thread; the informer's
 // handler prints each change as it arrives, including the periodic resync and what
 // a relist after a watch disruption looks like (the disruption is injected with
-// tests/support's FaultInjectingListWatch). Ends by itself after ~4 seconds.
+// tests/support's FaultInjectingListWatch). Then the Processor's features: a
+// chain with priorities and predicates (an admission gate stops pods labelled
+// quarantine=yes before the auditor), a canary taking 10% of the keys added and
+// removed at run time, and a throwing handler restarted with back-off. Ends by
+// itself after ~6 seconds.
 //
 //   build/bin/informer_demo
+#include <atomic>
 #include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-
 #include <nlohmann/json.hpp>
 
 #include "actors/errors.hpp"
@@ -37,9 +42,11 @@ const auto started = std::chrono::steady_clock::now();
 std::mutex out_mu;
 
 void log(const std::string& who, const std::string& line) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+                .count();
   std::lock_guard<std::mutex> lock(out_mu);
-  std::cout << "[" << std::setw(5) << ms << " ms] " << std::left << std::setw(8) << who << std::right << line << "\n"
+  std::cout << "[" << std::setw(5) << ms << " ms] " << std::left << std::setw(8) << who << std::right << line
+            << "\n"
             << std::flush;
 }
 
@@ -51,13 +58,21 @@ nlohmann::json pod(const std::string& name, const std::string& node, const std::
           {"status", {{"phase", phase}}}};
 }
 
+nlohmann::json labelled_pod(const std::string& name, const std::string& ns, const std::string& key,
+                            const std::string& value) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", ns}, {"labels", {{key, value}}}}},
+          {"spec", {{"nodeName", "node-1"}}}};
+}
+
 /// The demo's writes, as an API client's would reach the store.
 struct Pods {
   kinformer::apiserver::Store& store;
   const kinformer::apiserver::ResourceType& type;
 
-  void create(nlohmann::json object) {
-    if (!store.create(type, "shop", std::move(object), false)) log("demo", "create failed");
+  void create(nlohmann::json object, const std::string& ns = "shop") {
+    if (!store.create(type, ns, std::move(object), false)) log("demo", "create failed");
   }
   void update(nlohmann::json object) {
     const std::string name = object["metadata"]["name"];
@@ -91,7 +106,8 @@ int main() {
   // The API server's store, as a service embedding both would hold it.
   auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
   auto store = std::make_shared<kinformer::apiserver::Store>(registry);
-  (void)store->create(*registry.namespaces(), "", {{"metadata", {{"name", "shop"}}}}, false);
+  for (const char* ns : {"shop", "dev", "load"})
+    (void)store->create(*registry.namespaces(), "", {{"metadata", {{"name", ns}}}}, false);
   Pods pods{*store, *registry.find("", "v1", "pods")};
   pods.create(pod("web-0", "node-1", "Running"));
   pods.create(pod("web-1", "node-2", "Running"));
@@ -115,15 +131,56 @@ int main() {
     if (old_object->resource_version() == o->resource_version())
       log("handler", "RESYNC " + describe(o));
     else
-      log("handler", "UPDATE " + describe(o) + " (was rv=" + std::string(old_object->resource_version()) + ")");
+      log("handler",
+          "UPDATE " + describe(o) + " (was rv=" + std::string(old_object->resource_version()) + ")");
   };
   funcs.on_delete = [](const kinformer::DeletedObject& d) {
-    log("handler", std::string(d.is_tombstone() ? "DELETE (seen by a relist) " : "DELETE ") + std::string(d.key()));
+    log("handler",
+        std::string(d.is_tombstone() ? "DELETE (seen by a relist) " : "DELETE ") + std::string(d.key()));
   };
   kinformer::HandlerOptions handler_options;
   handler_options.resync_period = 1500ms;  // this handler wants the periodic resyncs
+  handler_options.predicate =
+      !kinformer::actors::in_namespace("load");  // not the 200 pods of the canary part
   auto handle = informer.add_handler(funcs, handler_options);
   if (!handle) return 1;
+
+  // A chain: the gate (priority 1) sees every pod first and stops quarantined ones;
+  // the auditor (priority 2) only sees pods of namespace "shop" that got through.
+  kinformer::ChainFuncs gate;
+  gate.on_add = [](const kinformer::ObjectPtr& o, bool) {
+    if (o->label("quarantine")) {
+      log("gate", "STOP   " + std::string(o->key()) + " (quarantine=yes: the chain ends here)");
+      return kinformer::Verdict::stop;
+    }
+    log("gate", "NEXT   " + std::string(o->key()));
+    return kinformer::Verdict::next;
+  };
+  kinformer::HandlerOptions gate_options;
+  gate_options.group = "admission";
+  gate_options.priority = 1;
+  gate_options.predicate = !kinformer::actors::in_namespace("load");
+  kinformer::HandlerFuncs auditor;
+  auditor.on_add = [](const kinformer::ObjectPtr& o, bool) {
+    log("auditor", "AUDIT  " + std::string(o->key()));
+  };
+  kinformer::HandlerOptions auditor_options;
+  auditor_options.group = "admission";
+  auditor_options.priority = 2;
+  auditor_options.predicate = kinformer::actors::in_namespace("shop");
+  if (!informer.add_handler(auditor, auditor_options) || !informer.add_handler(gate, gate_options)) return 1;
+
+  // A throwing handler: supervision restarts it with back-off (shortened for the demo).
+  kinformer::HandlerFuncs flaky;
+  flaky.on_add = [](const kinformer::ObjectPtr& o, bool) {
+    if (o->label("poison")) throw std::runtime_error("cannot handle " + std::string(o->name()));
+    log("flaky", "ADD    " + std::string(o->key()));
+  };
+  kinformer::HandlerOptions flaky_options;
+  flaky_options.supervision.backoff_initial = 300ms;
+  flaky_options.predicate = kinformer::actors::in_namespace("shop");
+  auto flaky_handle = informer.add_handler(flaky, flaky_options);
+  if (!flaky_handle) return 1;
 
   log("demo", "starting the informer over 2 pods");
   informer.run();
@@ -155,6 +212,37 @@ int main() {
 
   auto in_shop = informer.indexer().by_index(kinformer::namespace_index, "shop");
   log("demo", "cache by namespace \"shop\": " + std::to_string(in_shop ? in_shop->size() : 0) + " pods");
+
+  log("demo", "chain: create shop/api-0, shop/bad-0 (quarantine=yes) and dev/tool-0");
+  pods.create(labelled_pod("api-0", "shop", "app", "api"));
+  pods.create(labelled_pod("bad-0", "shop", "quarantine", "yes"));
+  pods.create(labelled_pod("tool-0", "dev", "app", "tool"), "dev");
+  std::this_thread::sleep_for(300ms);
+
+  log("demo", "add a canary handler at run time: it takes 10% of the keys (stable hash)");
+  auto canary_count = std::make_shared<std::atomic<int>>(0);
+  kinformer::HandlerFuncs canary;
+  canary.on_add = [canary_count](const kinformer::ObjectPtr&, bool initial) {
+    if (!initial) ++*canary_count;
+  };
+  kinformer::HandlerOptions canary_options;
+  canary_options.predicate = kinformer::actors::canary(10);
+  auto canary_handle = informer.add_handler(canary, canary_options);
+  if (!canary_handle) return 1;
+  for (int i = 0; i < 200; ++i)
+    pods.create(labelled_pod("batch-" + std::to_string(i), "load", "app", "batch"), "load");
+  std::this_thread::sleep_for(500ms);
+  log("canary", "saw " + std::to_string(canary_count->load()) + " of 200 new pods");
+  informer.remove_handler(canary_handle.value());
+  log("demo", "canary removed at run time");
+
+  log("demo", "a poison pod makes the flaky handler throw: dead letter, restart after back-off");
+  pods.create(labelled_pod("poison-0", "shop", "poison", "yes"));
+  std::this_thread::sleep_for(100ms);
+  pods.create(labelled_pod("after-poison", "shop", "app", "web"));
+  std::this_thread::sleep_for(700ms);
+  log("flaky", "restarts=" + std::to_string(flaky_handle->restarts()) +
+                   " dead_letters=" + std::to_string(flaky_handle->dead_letters()));
   log("demo", "stopping: drains the pipeline, ends every actor");
   informer.stop();
   log("demo", "done");

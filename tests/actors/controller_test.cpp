@@ -1,5 +1,5 @@
 // Tests of the Controller (actors/controller.hpp): DeltaApplier without actors,
-// then the FIFO → Controller → broadcaster chain on the deterministic scheduler.
+// then the FIFO → Controller → Processor chain on the deterministic scheduler.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -197,41 +197,41 @@ TEST_CASE_METHOD(PipelineFixture, "a relist while an add is in flight tombstones
   CHECK(cached_keys() == Strings{"default/y"});
 }
 
-TEST_CASE_METHOD(PipelineFixture, "shutdown drains the FIFO into the cache and ends the Controller and broadcaster",
+TEST_CASE_METHOD(PipelineFixture, "shutdown drains the FIFO into the cache and ends the Controller and the Processor",
                  "[controller][actor]") {
   auto handler = attach();
   replace({pod("a", "1"), pod("b", "1")});
   watch({{DeltaType::added, pod("c", "2")}});
   self->monitor(controller);
-  self->monitor(broadcaster);
+  self->monitor(processor);
   self->monitor(handler.registration->handler);
   self->send(fifo, actors::shutdown_atom::value);
   run();
   CHECK(cached_keys() == Strings{"default/a", "default/b", "default/c"});
   int down = 0;
   self->receive_for(down, 3)([](caf::down_msg&) {}, caf::after(std::chrono::seconds(0)) >> [] {
-    FAIL("an actor did not end after shutdown: controller, broadcaster or the owned handler");
+    FAIL("an actor did not end after shutdown: controller, processor or the owned handler");
   });
 }
 
 namespace {
 struct TightCredit : PipelineFixture {
-  TightCredit() : PipelineFixture(/*max_buffered_keys=*/2, /*max_batch=*/8) {}
+  TightCredit() : PipelineFixture(credit(/*max_buffered_keys=*/2), /*max_batch=*/8) {}
 };
 }  // namespace
 
-TEST_CASE_METHOD(TightCredit, "the Controller pops no more keys than the broadcaster's credit allows",
-                 "[controller][credit][actor]") {
-  // A handler that never answers keeps its batches: credit is not returned.
+TEST_CASE_METHOD(TightCredit, "a handler that never answers holds back neither the cache nor the other handlers",
+                 "[controller][credit][item-56][actor]") {
+  // The credit comes back once a batch is in every group, not once it is handled.
   caf::scoped_actor silent{sys};  // never receives, so never answers
   auto registration = std::make_shared<actors::Registration>();
   registration->id = 99;
   registration->handler = caf::actor_cast<actors::HandlerActor>(silent.ptr());
   self->send(controller, actors::attach_atom::value, actors::RegistrationPtr{registration});
   run();
+  auto other = attach();
   replace({pod("a", "1"), pod("b", "1"), pod("c", "1"), pod("d", "1"), pod("e", "1")});
-  CHECK(indexer->size() == 2);  // credit 2: only two keys popped and applied
-  self->send(controller, actors::detach_atom::value, actors::RegistrationId{99});  // its held credit comes back
-  run();
   CHECK(indexer->size() == 5);
+  CHECK(other.log->size() == 5);
+  CHECK(silent->mailbox().size() == 1);  // one batch at a time
 }

@@ -5,8 +5,6 @@
 // eventually() — a poll with a generous deadline, never a tight timing.
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -16,6 +14,7 @@
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
+#include <catch2/catch.hpp>
 
 #include "actors/errors.hpp"
 #include "tests/support/fake_source.hpp"
@@ -31,6 +30,15 @@ bool eventually(Pred done, std::chrono::milliseconds deadline = std::chrono::sec
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
+}
+
+/// eventually() that says what it waited for when it gives up (style.md §6.5).
+template <class Pred>
+bool eventually(Pred done, const std::string& waited_for,
+                std::chrono::milliseconds deadline = std::chrono::seconds(20)) {
+  if (eventually(std::move(done), deadline)) return true;
+  UNSCOPED_INFO("gave up waiting after " << deadline.count() << " ms: " << waited_for);
+  return false;
 }
 
 /// Lines appended from handler actors, read from the test thread.

@@ -2,18 +2,20 @@
 //
 // The informer's actors without the Reflector, on the deterministic scheduler:
 // the test feeds the DeltaFIFO actor directly, the Controller applies to a real
-// Indexer, the broadcaster hands on to recording handler actors.
+// Indexer, the Processor hands on to recording handler actors.
 #pragma once
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "actors/broadcaster.hpp"
 #include "actors/controller.hpp"
 #include "actors/delta_fifo.hpp"
 #include "actors/handler.hpp"
+#include "actors/processor.hpp"
 #include "actors/registration.hpp"
 #include "runtime/indexer.hpp"
 #include "tests/actors/informer_fixture.hpp"
@@ -48,24 +50,35 @@ struct PipelineFixture : DeterministicFixture {
   std::shared_ptr<Indexer> indexer = std::make_shared<Indexer>();
   std::shared_ptr<actors::InformerStatus> status = std::make_shared<actors::InformerStatus>();
   actors::DeltaFIFOActor fifo;
-  actors::BroadcasterActor broadcaster;
+  actors::ProcessorActor processor;
   actors::ControllerActor controller;
   actors::RegistrationId next_id = 1;
 
-  explicit PipelineFixture(std::size_t max_buffered_keys = 1024, std::size_t max_batch = 256) {
+  /// Resyncs are on (1 s checks) unless `p` says otherwise; virtual time moves only when a test advances it.
+  explicit PipelineFixture(actors::ProcessorOptions p = with_resync(), std::size_t max_batch = 256) {
     fifo = track(actors::spawn_delta_fifo(sys, {}));
-    actors::BroadcasterOptions b;
-    b.max_buffered_keys = max_buffered_keys;
-    b.status = status;
-    broadcaster = track(actors::spawn_broadcaster(sys, b));
+    p.status = status;
+    processor = track(actors::spawn_processor(sys, p));
     actors::ControllerOptions c;
     c.fifo = fifo;
-    c.downstream = broadcaster;
+    c.downstream = processor;
     c.indexer = indexer;
     c.max_batch = max_batch;
     c.status = status;
     controller = track(actors::spawn_controller(sys, c));
     run();
+  }
+
+  static actors::ProcessorOptions with_resync() {
+    actors::ProcessorOptions p;
+    p.resync_period = std::chrono::seconds(1);
+    return p;
+  }
+
+  static actors::ProcessorOptions credit(std::size_t max_buffered_keys) {
+    auto p = with_resync();
+    p.max_buffered_keys = max_buffered_keys;
+    return p;
   }
 
   /// Registers a handler that appends describe(n) to the returned log.
@@ -75,16 +88,34 @@ struct PipelineFixture : DeterministicFixture {
     return attach_func([log](const actors::Notification& n) { log->push_back(describe(n)); }, options, r);
   }
 
-  Recorder attach_func(actors::NotificationFunc func, actors::HandlerOptions options = {}, Recorder r = Recorder()) {
+  Recorder attach_func(actors::NotificationFunc func, actors::HandlerOptions options = {},
+                       Recorder r = Recorder()) {
+    return attach_hop(actors::always_next(std::move(func)), std::move(options), std::move(r));
+  }
+
+  /// Registers a function handler (restartable: it has a factory).
+  Recorder attach_hop(actors::HopFunc func, actors::HandlerOptions options = {}, Recorder r = Recorder()) {
     auto registration = std::make_shared<actors::Registration>();
     registration->id = next_id++;
-    registration->handler = track(actors::spawn_handler(sys, std::move(func)));
-    registration->options = options;
+    registration->factory = [this, func](caf::actor_system& system) {
+      return track(actors::spawn_handler(system, func));
+    };
+    registration->handler = registration->factory(sys);
+    registration->options = std::move(options);
     registration->owned = true;
     r.registration = registration;
     self->send(controller, actors::attach_atom::value, actors::RegistrationPtr{registration});
     run();
     return r;
+  }
+
+  /// A recording HopFunc: logs "<tag>: describe(n)" to `log`, then answers `verdict(n)`.
+  static actors::HopFunc recording(std::shared_ptr<std::vector<std::string>> log, std::string tag,
+                                   std::function<actors::Verdict(const actors::Notification&)> verdict = {}) {
+    return [log, tag, verdict](const actors::Notification& n) {
+      log->push_back(tag + ": " + describe(n));
+      return verdict ? verdict(n) : actors::Verdict::next;
+    };
   }
 
   void detach(const Recorder& recorder) {

@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <optional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -250,4 +252,89 @@ TEST_CASE_METHOD(InformerFixture, "the watch error handler sees a failed list",
   REQUIRE(eventually([&] { return errors->size() >= 1; }));
   CHECK(errors->lines().front().find("boom") != std::string::npos);
   CHECK(informer->wait_for_sync(20s));  // and it recovered
+}
+
+TEST_CASE_METHOD(InformerFixture, "a chain with priorities and predicates runs through the facade",
+                 "[shared_informer][processor][chain][actor]") {
+  auto log = std::make_shared<EventLog>();
+  kinformer::ChainFuncs gate;
+  gate.on_add = [log](const ObjectPtr& o, bool) {
+    log->add("gate " + std::string(o->name()));
+    return o->label("blocked") ? kinformer::Verdict::stop : kinformer::Verdict::next;
+  };
+  kinformer::HandlerOptions first;
+  first.group = "chain";
+  first.priority = 1;
+  kinformer::HandlerOptions second = first;
+  second.priority = 2;
+  second.predicate = kinformer::actors::in_namespace("default");
+  HandlerFuncs after;
+  after.on_add = [log](const ObjectPtr& o, bool) { log->add("after " + std::string(o->name())); };
+  REQUIRE(informer->add_handler(after, second));  // registered first, runs second
+  REQUIRE(informer->add_handler(gate, first));
+  source->add(pod("a", "0"));
+  source->add(pod("b", "0", {{"blocked", "yes"}}));
+  source->add(pod("c", "0", {}, "other"));
+  informer->run();
+  REQUIRE(eventually([&] { return log->size() == 4; }, "the chain did not deliver the initial list"));
+  auto lines = log->lines();
+  CHECK(std::count(lines.begin(), lines.end(), "after a") == 1);
+  CHECK(std::count(lines.begin(), lines.end(), "after b") == 0);  // stopped by the gate
+  CHECK(std::count(lines.begin(), lines.end(), "after c") == 0);  // another namespace
+  CHECK(std::find(lines.begin(), lines.end(), "gate a") < std::find(lines.begin(), lines.end(), "after a"));
+}
+
+TEST_CASE_METHOD(InformerFixture, "handlers are added replaced and removed from another thread while running",
+                 "[shared_informer][processor][replace][item-48][item-54][actor]") {
+  for (int i = 0; i < 5; ++i) source->add(pod("p" + std::to_string(i), "0"));
+  informer->run();
+  REQUIRE(informer->wait_for_sync(20s));
+  auto old_log = std::make_shared<EventLog>();
+  auto new_log = std::make_shared<EventLog>();
+  std::optional<kinformer::Result<HandlerRegistration>> added;  // Catch2 asserts on this thread only
+  std::thread other([&] { added = informer->add_handler(logging(old_log)); });
+  other.join();
+  REQUIRE(*added);
+  auto handle = added->value();
+  REQUIRE(eventually([&] { return handle.has_synced(); }, "the late handler's replay was never handled"));
+  CHECK(old_log->size() == 5);
+  std::optional<kinformer::Result<void>> swapped;
+  std::thread swapper([&] { swapped = informer->replace_handler(handle, logging(new_log), {}); });
+  swapper.join();
+  REQUIRE(*swapped);
+  source->add(pod("after-swap", "0"));
+  REQUIRE(eventually([&] { return new_log->size() == 1; }, "the replacement never got the next change"));
+  CHECK(new_log->lines() == Strings{"add after-swap"});
+  CHECK(old_log->size() == 5);  // nothing delivered to both
+  informer->remove_handler(handle);
+  source->add(pod("after-remove", "0"));
+  std::this_thread::sleep_for(50ms);  // give a wrongly delivered event time to show up
+  CHECK(new_log->size() == 1);
+  SharedInformerOptions other_options;
+  other_options.source = source;
+  SharedInformer foreign(sys, other_options);
+  auto refused = foreign.replace_handler(handle, logging(new_log), {});
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == Errc::invalid_key);
+}
+
+TEST_CASE_METHOD(InformerFixture, "a handler that keeps failing is removed with a clear status on its handle",
+                 "[shared_informer][processor][supervision][actor]") {
+  kinformer::HandlerOptions options;
+  options.supervision.max_restarts = 1;
+  options.supervision.backoff_initial = 10ms;
+  HandlerFuncs f;
+  f.on_add = [](const ObjectPtr&, bool) { throw std::runtime_error("always"); };
+  auto handle = informer->add_handler(f, options);
+  REQUIRE(handle);
+  auto log = std::make_shared<EventLog>();
+  add(log);
+  for (int i = 0; i < 3; ++i) source->add(pod("p" + std::to_string(i), "0"));
+  informer->run();
+  REQUIRE(eventually([&] { return handle->failed(); }, "supervision never gave up on the failing handler"));
+  CHECK(handle->failure().find("restarts") != std::string::npos);
+  CHECK(handle->restarts() == 1);
+  CHECK(handle->dead_letters() >= 2);
+  source->add(pod("later", "0"));
+  CHECK(eventually([&] { return log->size() == 4; }, "the healthy handler stopped receiving"));
 }

@@ -108,9 +108,9 @@ struct HttpFixture {
                                            const std::string& collection, std::int64_t page_size = 0) {
     SharedInformerOptions options;
     options.source = std::make_shared<http::HttpListWatch>(std::move(client), collection);
-    options.page_size = page_size;
-    options.backoff.initial = std::chrono::milliseconds(200);
-    options.backoff.cap = std::chrono::milliseconds(2000);
+    options.reflector.page_size = page_size;
+    options.reflector.backoff.initial = std::chrono::milliseconds(200);
+    options.reflector.backoff.cap = std::chrono::milliseconds(2000);
     auto informer = std::make_unique<SharedInformer>(sys, options);
     REQUIRE(informer->set_watch_error_handler([this](const Error& e) { seen.error(e); }));
     REQUIRE(informer->add_handler(seen.funcs()));
