@@ -48,3 +48,13 @@ using revive_atom = caf::atom_constant<caf::atom("revive")>;      // Processor: 
 using pull_atom = caf::atom_constant<caf::atom("pull")>;          // work queue worker: keys may be ready
 
 }  // namespace kinformer::actors
+
+namespace kinformer::actors {
+
+// Inference actor: the public requests, then what it and its backend worker exchange.
+using forecast_atom = caf::atom_constant<caf::atom("forecast")>;    // one window -> its forecast
+using metrics_atom = caf::atom_constant<caf::atom("metrics")>;      // read the actor's metrics
+using batch_due_atom = caf::atom_constant<caf::atom("batch_due")>;  // a max-delay timer ran out
+using run_batch_atom = caf::atom_constant<caf::atom("run_batch")>;  // the worker runs one batch
+
+}  // namespace kinformer::actors

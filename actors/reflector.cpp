@@ -5,6 +5,7 @@
 #include <optional>
 #include <random>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <caf/actor_cast.hpp>
@@ -52,7 +53,6 @@ constexpr std::int64_t min_watch_timeout_s = 300;              // timeouts in [3
 constexpr milliseconds very_short_watch{1000};                 // a clean end sooner, without events, is an error
 constexpr milliseconds internal_error_reset{60'000};           // quiet this long: a new retry window
 
-enum class Step : std::uint8_t { listing, streaming, watching, waiting };  // streaming: watch-list before its bookmark
 enum class AfterWait : std::uint8_t { relist, rewatch, restream };
 
 DeltaType delta_type(WatchEventType type) {
@@ -69,6 +69,56 @@ std::function<double()> random_or_default(std::function<double()> random) {
   return [engine] { return std::uniform_real_distribution<double>(0.0, 1.0)(*engine); };
 }
 
+// -- the steps: each carries only its own data (kube-rs watcher's State) --
+
+/// Paging through a LIST; pages go to the FIFO as one replace when the last arrives.
+struct Listing {
+  std::uint64_t id = 0;          // of the page request in flight
+  ListOptions first_page;        // its RV and limit; after a 410 on a later page, again without limit
+  ListOptions last_page;         // the request in flight
+  std::vector<ObjectPtr> items;  // pages so far
+  bool paged = false;            // a page had a continue token
+};
+
+/// An open watch, as both watching steps hold it.
+struct OpenWatch {
+  std::uint64_t id = 0;           // its callbacks carry it
+  std::unique_ptr<Watch> handle;  // null once it closed
+  std::size_t events = 0;         // bookmarks included
+  TimePoint started{};
+  bool paused = false;     // by back-pressure
+  std::uint64_t poll = 0;  // the depth poll in flight while paused
+};
+
+/// A watch-list (§5.6) before its initial-events-end bookmark: the state so far.
+struct Streaming {
+  OpenWatch watch;
+  std::map<std::string, ObjectPtr, std::less<>> streamed;
+};
+
+/// Following changes from last_sync_rv.
+struct Watching {
+  OpenWatch watch;
+};
+
+/// A back-off; `next` says what comes after it.
+struct Waiting {
+  std::uint64_t id = 0;  // of the retry timer
+  AfterWait next = AfterWait::relist;
+};
+
+using Step = std::variant<Listing, Streaming, Watching, Waiting>;
+
+/// One list → watch loop: what it started with, and its retry bookkeeping.
+struct Cycle {
+  std::uint64_t id = 0;                           // resync ticks and FIFO replies carry it
+  std::string rv;                                 // the RV its list started with
+  std::int64_t limit = 0;                         // its page limit
+  bool retried_unavailable = false;               // the one immediate retry at RV "" after 410 / too large
+  std::optional<TimePoint> first_internal_error;  // the 500s retry window (client-go's retryWithDeadline)
+  TimePoint last_internal_error{};
+};
+
 struct ReflectorState {
   using Self = ReflectorImpl::stateful_pointer<ReflectorState>;
 
@@ -77,13 +127,12 @@ struct ReflectorState {
   // -- the cycle: list (pages) → replace → watch --
 
   void list_and_watch() {
-    ++cycle;
-    retried_unavailable = false;
-    first_internal_error.reset();
-    cycle_rv = relist_rv();
-    cycle_limit = page_limit(cycle_rv);
-    if (options.use_watch_list) return start_watch(Step::streaming);
-    begin_list(cycle_rv);
+    cycle = Cycle{};
+    cycle.id = next_id();
+    cycle.rv = relist_rv();
+    cycle.limit = page_limit(cycle.rv);
+    if (options.use_watch_list) return start_watch(/*streaming=*/true);
+    begin_list(cycle.rv);
   }
 
   std::string relist_rv() const {
@@ -99,33 +148,34 @@ struct ReflectorState {
   }
 
   void begin_list(const std::string& rv) {
-    step = Step::listing;
-    items.clear();
-    paged = false;
-    first_page = ListOptions{};
-    first_page.resource_version = rv;
-    first_page.limit = cycle_limit;
-    first_page.label_selector = options.label_selector;
-    first_page.field_selector = options.field_selector;
-    request_page(first_page);
+    Listing listing;
+    listing.first_page.resource_version = rv;
+    listing.first_page.limit = cycle.limit;
+    listing.first_page.label_selector = options.label_selector;
+    listing.first_page.field_selector = options.field_selector;
+    const ListOptions first = listing.first_page;
+    step = std::move(listing);  // stops a watch still open
+    request_page(first);
   }
 
   void request_page(const ListOptions& page) {
-    last_page = page;
-    const auto gen = ++list_gen;
-    options.source->list(page, [weak = weak_self(), gen](Result<ObjectList> reply) {
-      tell(weak, listed_atom::value, gen, std::make_shared<const Result<ObjectList>>(std::move(reply)));
+    auto& listing = std::get<Listing>(step);
+    listing.last_page = page;
+    const auto id = listing.id = next_id();
+    source->list(page, [weak = weak_self(), id](Result<ObjectList> reply) {
+      tell(weak, listed_atom::value, id, std::make_shared<const Result<ObjectList>>(std::move(reply)));
     });
   }
 
-  void on_page(std::uint64_t gen, const Result<ObjectList>& reply) {
-    if (gen != list_gen || step != Step::listing) return;
+  void on_page(std::uint64_t id, const Result<ObjectList>& reply) {
+    auto* listing = std::get_if<Listing>(&step);
+    if (!listing || id != listing->id) return;
     if (!reply) return on_list_error(reply.error());
-    items.insert(items.end(), reply->items.begin(), reply->items.end());
+    listing->items.insert(listing->items.end(), reply->items.begin(), reply->items.end());
     if (reply->continue_token.empty()) return finish_list(reply->resource_version);
-    paged = true;
+    listing->paged = true;
     ListOptions next;  // continuation pages carry no RV (kube-api-protocol.md A4.1)
-    next.limit = first_page.limit;
+    next.limit = listing->first_page.limit;
     next.continue_token = reply->continue_token;
     next.label_selector = options.label_selector;
     next.field_selector = options.field_selector;
@@ -133,18 +183,19 @@ struct ReflectorState {
   }
 
   void on_list_error(const Error& error) {
+    auto& listing = std::get<Listing>(step);
     const bool expired = error.code == Errc::gone;
-    if (expired && !last_page.continue_token.empty()) {
+    if (expired && !listing.last_page.continue_token.empty()) {
       // the pager's rule: the snapshot expired mid-way, so one full list at the first page's RV
-      ListOptions full = first_page;
+      ListOptions full = listing.first_page;
       full.limit = 0;
-      items.clear();
+      listing.items.clear();
       return request_page(full);
     }
     if (expired || error.code == Errc::too_large_rv) {
       rv_unavailable = true;
-      if (!retried_unavailable) {
-        retried_unavailable = true;
+      if (!cycle.retried_unavailable) {
+        cycle.retried_unavailable = true;
         return begin_list("");
       }
     }
@@ -152,28 +203,30 @@ struct ReflectorState {
   }
 
   void finish_list(const std::string& list_rv) {
-    if (cycle_rv == "0" && paged) paginated_result = true;
+    auto& listing = std::get<Listing>(step);
+    if (cycle.rv == "0" && listing.paged) paginated_result = true;
     rv_unavailable = false;
-    auto snapshot = std::make_shared<const ListSnapshot>(ListSnapshot{std::move(items), list_rv});
-    items.clear();
+    auto snapshot = std::make_shared<const ListSnapshot>(ListSnapshot{std::move(listing.items), list_rv});
     ask_fifo(replace_atom::value, ListSnapshotPtr(std::move(snapshot)));
     last_sync_rv = list_rv;
     arm_resync();
     start_watch();
   }
 
-  // Step::watching follows last_sync_rv; Step::streaming is the watch-list (§5.6).
-  void start_watch(Step mode = Step::watching) {
-    step = mode;
-    streamed.clear();
-    close_watch();
-    const auto gen = ++watch_gen;
-    watch_events = 0;
-    watch_started = now();
+  // Watching follows last_sync_rv; streaming is the watch-list (§5.6).
+  void start_watch(bool streaming = false) {
+    OpenWatch open;
+    open.id = next_id();
+    open.started = now();
+    if (streaming) {
+      step = Streaming{std::move(open), {}};  // stops a watch still open
+    } else {
+      step = Watching{std::move(open)};
+    }
     WatchOptions request;
     request.resource_version = last_sync_rv;
     request.allow_watch_bookmarks = true;
-    if (mode == Step::streaming) {
+    if (streaming) {
       request.resource_version = rv_unavailable ? "" : last_sync_rv;
       request.send_initial_events = true;
       request.resource_version_match = "NotOlderThan";
@@ -183,22 +236,33 @@ struct ReflectorState {
     request.label_selector = options.label_selector;
     request.field_selector = options.field_selector;
     auto weak = weak_self();
-    watch = options.source->watch(
+    const auto id = open_watch()->id;
+    auto handle = source->watch(
         request,
-        [weak, gen](std::vector<WatchEvent> events) {
-          tell(weak, observe_atom::value, gen, std::make_shared<const std::vector<WatchEvent>>(std::move(events)));
+        [weak, id](std::vector<WatchEvent> events) {
+          tell(weak, observe_atom::value, id,
+               std::make_shared<const std::vector<WatchEvent>>(std::move(events)));
         },
-        [weak, gen](Result<void> result) {
-          tell(weak, closed_atom::value, gen, std::make_shared<const Result<void>>(std::move(result)));
+        [weak, id](Result<void> result) {
+          tell(weak, closed_atom::value, id, std::make_shared<const Result<void>>(std::move(result)));
         });
+    open_watch()->handle = std::move(handle);
   }
 
-  bool watch_is_current(std::uint64_t gen) const {
-    return gen == watch_gen && (step == Step::watching || step == Step::streaming);
+  /// The watch of the watching steps; null in the others.
+  OpenWatch* open_watch() {
+    if (auto* s = std::get_if<Streaming>(&step)) return &s->watch;
+    if (auto* w = std::get_if<Watching>(&step)) return &w->watch;
+    return nullptr;
   }
 
-  void on_events(std::uint64_t gen, const std::vector<WatchEvent>& events) {
-    if (!watch_is_current(gen)) return;
+  bool watch_is_current(std::uint64_t id) {
+    const auto* open = open_watch();
+    return open && open->id == id;
+  }
+
+  void on_events(std::uint64_t id, const std::vector<WatchEvent>& events) {
+    if (!watch_is_current(id)) return;
     auto deltas = std::make_shared<WatchDeltas>();
     std::optional<Error> ended;
     for (const auto& event : events) {
@@ -211,6 +275,8 @@ struct ReflectorState {
         ended = error;
         break;
       }
+      // the bookmark that ends a watch-list turns Streaming into Watching mid-batch
+      auto* streaming = std::get_if<Streaming>(&step);
       if (event.type != WatchEventType::bookmark) {
         if (!event.object) {
           report(Error{Errc::decode_failed, "watch event without an object"});
@@ -221,67 +287,70 @@ struct ReflectorState {
                                                 ", expected " + options.expected_kind + ": skipped"});
           continue;
         }
-        if (step == Step::streaming) {
-          stream(event);
-          ++watch_events;
+        if (streaming) {
+          stream(*streaming, event);
+          ++streaming->watch.events;
           continue;
         }
         deltas->push_back(WatchDelta{delta_type(event.type), event.object});
-      } else if (step == Step::streaming) {
-        ++watch_events;
+      } else if (streaming) {
+        ++streaming->watch.events;
         if (event.initial_events_end) finish_stream(event.resource_version);
         continue;
       }
       last_sync_rv = event.resource_version.empty() && event.object ? std::string(event.object->resource_version())
                                                                      : event.resource_version;
-      ++watch_events;
+      ++open_watch()->events;
     }
     if (!deltas->empty()) push_deltas(std::move(deltas));
     if (ended) on_watch_error(*ended);
   }
 
-  void stream(const WatchEvent& event) {
+  static void stream(Streaming& streaming, const WatchEvent& event) {
     const std::string key(event.object->key());
     if (event.type == WatchEventType::deleted) {
-      streamed.erase(key);
+      streaming.streamed.erase(key);
     } else {
-      streamed.insert_or_assign(key, event.object);
+      streaming.streamed.insert_or_assign(key, event.object);
     }
   }
 
   // The watch-list's initial state is complete: replace, then go on with the same watch.
   void finish_stream(const std::string& rv) {
+    auto& streaming = std::get<Streaming>(step);
     std::vector<ObjectPtr> listed;
-    listed.reserve(streamed.size());
-    for (auto& [key, object] : streamed) listed.push_back(std::move(object));
-    streamed.clear();
+    listed.reserve(streaming.streamed.size());
+    for (auto& [key, object] : streaming.streamed) listed.push_back(std::move(object));
+    OpenWatch open = std::move(streaming.watch);
+    step = Watching{std::move(open)};
     rv_unavailable = false;
     ask_fifo(replace_atom::value,
              ListSnapshotPtr(std::make_shared<const ListSnapshot>(ListSnapshot{std::move(listed), rv})));
     last_sync_rv = rv;
     arm_resync();
-    step = Step::watching;
   }
 
-  void on_closed(std::uint64_t gen, const Result<void>& result) {
-    if (!watch_is_current(gen)) return;
+  void on_closed(std::uint64_t id, const Result<void>& result) {
+    if (!watch_is_current(id)) return;
     close_watch();
     if (!result) return on_watch_error(result.error());
-    if (step == Step::streaming) {
-      if (watch_events == 0 && now() - watch_started < very_short_watch) {
+    const OpenWatch& closed = *open_watch();
+    const bool very_short = closed.events == 0 && now() - closed.started < very_short_watch;
+    if (std::holds_alternative<Streaming>(step)) {
+      if (very_short) {
         return fall_back_to_list(Error{Errc::server_error, "very short watch-list: closed within 1s without events"});
       }
-      return start_watch(Step::streaming);  // closed before its bookmark: stream again
+      return start_watch(/*streaming=*/true);  // closed before its bookmark: stream again
     }
-    first_internal_error.reset();
-    if (watch_events == 0 && now() - watch_started < very_short_watch) {
+    cycle.first_internal_error.reset();
+    if (very_short) {
       return fail_cycle(Error{Errc::server_error, "very short watch: the watch closed within 1s without events"});
     }
     start_watch();  // a clean end, e.g. timeoutSeconds: go on from the last RV
   }
 
   void on_watch_error(const Error& error) {
-    if (step == Step::streaming) return on_stream_error(error);
+    if (std::holds_alternative<Streaming>(step)) return on_stream_error(error);
     close_watch();
     report(error);
     note_internal_error(error);
@@ -307,9 +376,9 @@ struct ReflectorState {
       case Errc::gone:
       case Errc::too_large_rv:
         rv_unavailable = true;
-        if (!retried_unavailable) {
-          retried_unavailable = true;
-          return start_watch(Step::streaming);
+        if (!cycle.retried_unavailable) {
+          cycle.retried_unavailable = true;
+          return start_watch(/*streaming=*/true);
         }
         return fall_back_to_list(error);
       case Errc::too_many_requests:
@@ -329,19 +398,20 @@ struct ReflectorState {
   // client-go's retryWithDeadline for 500s: a window from the first error of a run
   void note_internal_error(const Error& error) {
     if (error.code != Errc::server_error) {
-      first_internal_error.reset();
+      cycle.first_internal_error.reset();
       return;
     }
     const auto t = now();
-    if (first_internal_error && t - last_internal_error > internal_error_reset) first_internal_error.reset();
-    if (!first_internal_error) first_internal_error = t;
-    last_internal_error = t;
+    if (cycle.first_internal_error && t - cycle.last_internal_error > internal_error_reset)
+      cycle.first_internal_error.reset();
+    if (!cycle.first_internal_error) cycle.first_internal_error = t;
+    cycle.last_internal_error = t;
   }
 
   bool internal_error_retry_allowed() {
-    if (options.max_internal_error_retry <= milliseconds(0) || !first_internal_error) return false;
-    if (now() - *first_internal_error <= options.max_internal_error_retry) return true;
-    first_internal_error.reset();
+    if (options.max_internal_error_retry <= milliseconds(0) || !cycle.first_internal_error) return false;
+    if (now() - *cycle.first_internal_error <= options.max_internal_error_retry) return true;
+    cycle.first_internal_error.reset();
     return false;
   }
 
@@ -354,31 +424,32 @@ struct ReflectorState {
 
   void restart_cycle() {
     close_watch();
-    ++cycle;  // silences the resync timer and late FIFO replies of this cycle
+    cycle.id = next_id();  // silences the resync timer and late FIFO replies of this cycle
     wait_then(AfterWait::relist, backoff.next(now()));
   }
 
   void wait_then(AfterWait next, milliseconds delay) {
-    step = Step::waiting;
-    after_wait = next;
-    self->delayed_send(self, delay, retry_atom::value, ++wait_gen);
+    const auto id = next_id();
+    step = Waiting{id, next};
+    self->delayed_send(self, delay, retry_atom::value, id);
   }
 
-  void on_retry(std::uint64_t gen) {
-    if (gen != wait_gen || step != Step::waiting) return;
-    if (after_wait == AfterWait::relist) return list_and_watch();
-    start_watch(after_wait == AfterWait::restream ? Step::streaming : Step::watching);
+  void on_retry(std::uint64_t id) {
+    const auto* waiting = std::get_if<Waiting>(&step);
+    if (!waiting || id != waiting->id) return;
+    if (waiting->next == AfterWait::relist) return list_and_watch();
+    start_watch(/*streaming=*/waiting->next == AfterWait::restream);
   }
 
   // -- resync timer --
 
   void arm_resync() {
     if (options.resync_period <= milliseconds(0)) return;
-    self->delayed_send(self, options.resync_period, resync_due_atom::value, cycle);
+    self->delayed_send(self, options.resync_period, resync_due_atom::value, cycle.id);
   }
 
-  void on_resync_due(std::uint64_t gen) {
-    if (gen != cycle) return;  // a timer of an ended cycle
+  void on_resync_due(std::uint64_t id) {
+    if (id != cycle.id) return;  // a timer of an ended cycle
     arm_resync();
     if (options.should_resync && !options.should_resync()) return;
     ask_fifo(resync_atom::value);
@@ -392,56 +463,68 @@ struct ReflectorState {
   template <class... Ts>
   void ask_fifo(Ts&&... xs) {
     detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
-    self->request(options.fifo, caf::infinite, std::forward<Ts>(xs)...)
+    self->request(fifo, caf::infinite, std::forward<Ts>(xs)...)
         .then(
             [self = self](std::size_t depth) {
               const detail::HandlerScope handoff;
               self->state.note_depth(depth);
             },
-            [self = self, gen = cycle](caf::error& e) { self->state.fifo_failed(gen, e); });
+            [self = self, id = cycle.id](caf::error& e) { self->state.fifo_failed(id, e); });
   }
 
-  void fifo_failed(std::uint64_t gen, const caf::error& error) {
-    if (gen != cycle) return;
+  void fifo_failed(std::uint64_t cycle_id, const caf::error& error) {
+    if (cycle_id != cycle.id) return;
     fail_cycle(from_caf_error(error));
   }
 
   void note_depth(std::size_t depth) {
-    if (depth <= options.high_water_mark || paused || !watch) return;
-    paused = true;
-    watch->pause();
-    self->delayed_send(self, options.pause_poll, poll_atom::value, ++poll_gen);
+    auto* open = open_watch();
+    if (depth <= options.high_water_mark || !open || open->paused || !open->handle) return;
+    open->paused = true;
+    open->handle->pause();
+    open->poll = next_id();
+    self->delayed_send(self, options.pause_poll, poll_atom::value, open->poll);
   }
 
-  void on_poll(std::uint64_t gen) {
-    if (gen != poll_gen || !paused) return;
-    self->request(options.fifo, caf::infinite, depth_atom::value)
+  bool is_current_poll(std::uint64_t id) {
+    const auto* open = open_watch();
+    return open && open->paused && open->poll == id;
+  }
+
+  void on_poll(std::uint64_t id) {
+    if (!is_current_poll(id)) return;
+    self->request(fifo, caf::infinite, depth_atom::value)
         .then(
-            [self = self, gen](std::size_t depth) {
+            [self = self, id](std::size_t depth) {
               const detail::HandlerScope handoff;
-              self->state.on_polled_depth(gen, depth);
+              self->state.on_polled_depth(id, depth);
             },
-              [self = self, cycle = cycle](caf::error& e) { self->state.fifo_failed(cycle, e); });
+            [self = self, cycle_id = cycle.id](caf::error& e) { self->state.fifo_failed(cycle_id, e); });
   }
 
-  void on_polled_depth(std::uint64_t gen, std::size_t depth) {
-    if (gen != poll_gen || !paused) return;
+  void on_polled_depth(std::uint64_t id, std::size_t depth) {
+    if (!is_current_poll(id)) return;
     if (depth > options.high_water_mark / 2) {
-      self->delayed_send(self, options.pause_poll, poll_atom::value, gen);
+      self->delayed_send(self, options.pause_poll, poll_atom::value, id);
       return;
     }
-    paused = false;
-    if (watch) watch->resume();
+    auto* open = open_watch();
+    open->paused = false;
+    if (open->handle) open->handle->resume();
   }
 
   // -- helpers --
 
-  /// Stops the watch (if any) and forgets its pause.
+  /// Stops the open watch (if any) and forgets its pause; the step stays until the next one.
   void close_watch() {
-    watch.reset();
-    paused = false;
-    ++poll_gen;
+    if (auto* open = open_watch()) {
+      open->handle.reset();
+      open->paused = false;
+      open->poll = 0;
+    }
   }
+
+  std::uint64_t next_id() { return ++last_id; }
 
   void report(const Error& error) const {
     if (options.watch_error_handler) options.watch_error_handler(error);
@@ -461,44 +544,28 @@ struct ReflectorState {
   }
 
   Self self;
+  std::shared_ptr<ListWatch> source;
+  DeltaFIFOActor fifo;
   ReflectorOptions options;
   std::function<double()> random;
   Backoff backoff{{}, {}};
 
-  Step step = Step::listing;
-  std::uint64_t cycle = 0;  // one list → watch loop; resync ticks and FIFO replies carry it
+  // across cycles
   std::string last_sync_rv;
   bool rv_unavailable = false;    // the last list met 410 / too large: list at ""
   bool paginated_result = false;  // sticky: an RV "0" list came back in pages
 
-  // the list of this cycle
-  std::string cycle_rv;          // the RV the cycle's list started with
-  std::int64_t cycle_limit = 0;
-  bool retried_unavailable = false;
-  std::uint64_t list_gen = 0;    // one per page request
-  ListOptions first_page;
-  ListOptions last_page;
-  std::vector<ObjectPtr> items;  // pages so far
-  std::map<std::string, ObjectPtr, std::less<>> streamed;  // the watch-list's state so far
-  bool paged = false;
-
-  // the watch
-  std::unique_ptr<Watch> watch;  // null unless one is open
-  std::uint64_t watch_gen = 0;
-  std::size_t watch_events = 0;
-  TimePoint watch_started{};
-  std::optional<TimePoint> first_internal_error;
-  TimePoint last_internal_error{};
-  bool paused = false;
-  std::uint64_t poll_gen = 0;
-
-  AfterWait after_wait = AfterWait::relist;
-  std::uint64_t wait_gen = 0;
+  Cycle cycle;                // the current list → watch loop
+  Step step;                  // what the reflector does now, with that step's own data
+  std::uint64_t last_id = 0;  // ids of steps, cycles and timers: a message with an old one is stale
 };
 
 ReflectorImpl::behavior_type reflector(ReflectorImpl::stateful_pointer<ReflectorState> self,
+                                       std::shared_ptr<ListWatch> source, DeltaFIFOActor fifo,
                                        ReflectorOptions options) {
   auto& st = self->state;
+  st.source = std::move(source);
+  st.fifo = std::move(fifo);
   st.random = random_or_default(options.random);
   st.backoff = Backoff(options.backoff, st.random);
   st.options = std::move(options);
@@ -506,28 +573,29 @@ ReflectorImpl::behavior_type reflector(ReflectorImpl::stateful_pointer<Reflector
   return {
       [=](last_rv_atom) { return self->state.last_sync_rv; },
       // HandlerScope: ThreadSanitizer annotations (actors/tsan.hpp)
-      [=](listed_atom, std::uint64_t gen, const ListReplyPtr& reply) {
+      [=](listed_atom, std::uint64_t id, const ListReplyPtr& reply) {
         const detail::HandlerScope handoff;
-        self->state.on_page(gen, *reply);
+        self->state.on_page(id, *reply);
       },
-      [=](observe_atom, std::uint64_t gen, const WatchEventsPtr& events) {
+      [=](observe_atom, std::uint64_t id, const WatchEventsPtr& events) {
         const detail::HandlerScope handoff;
-        self->state.on_events(gen, *events);
+        self->state.on_events(id, *events);
       },
-      [=](closed_atom, std::uint64_t gen, const WatchClosedPtr& result) {
+      [=](closed_atom, std::uint64_t id, const WatchClosedPtr& result) {
         const detail::HandlerScope handoff;
-        self->state.on_closed(gen, *result);
+        self->state.on_closed(id, *result);
       },
-      [=](retry_atom, std::uint64_t gen) { self->state.on_retry(gen); },
-      [=](resync_due_atom, std::uint64_t gen) { self->state.on_resync_due(gen); },
-      [=](poll_atom, std::uint64_t gen) { self->state.on_poll(gen); },
+      [=](retry_atom, std::uint64_t id) { self->state.on_retry(id); },
+      [=](resync_due_atom, std::uint64_t id) { self->state.on_resync_due(id); },
+      [=](poll_atom, std::uint64_t id) { self->state.on_poll(id); },
   };
 }
 
 }  // namespace
 
-ReflectorActor spawn_reflector(caf::actor_system& system, ReflectorOptions options) {
-  return system.spawn(reflector, std::move(options));
+ReflectorActor spawn_reflector(caf::actor_system& system, std::shared_ptr<ListWatch> source,
+                               DeltaFIFOActor fifo, ReflectorOptions options) {
+  return system.spawn(reflector, std::move(source), std::move(fifo), std::move(options));
 }
 
 }  // namespace kinformer::actors

@@ -41,7 +41,10 @@
 //     too large → once more at ""; 429 / refused → back off, stream again; any
 //     other error → the classic LIST for this cycle.
 //   * It runs until it receives an exit message; quitting stops its watch at once,
-//     and callbacks of older lists and watches are ignored (generations).
+//     and callbacks of older lists and watches are ignored (each step has an id).
+//   * Internally the reflector is always in one step, a type that carries only
+//     that step's data (kube-rs watcher's State): Listing (pages so far),
+//     Streaming (a watch-list before its bookmark), Watching, Waiting (a back-off).
 // Threading: callbacks in the options run in the actor's context. The ListWatch's
 //   callbacks may run on any thread: they only send messages to the actor.
 // Errors: reported to watch_error_handler; the reflector never gives up.
@@ -66,9 +69,11 @@
 
 namespace kinformer::actors {
 
+/// Every setting of one Reflector (client-go's ReflectorOptions and the fields
+/// its controller sets). All are optional; the defaults are client-go 1.32's. The
+/// source and the FIFO are not settings: spawn_reflector() takes them, so that
+/// SharedInformerOptions can embed this struct whole.
 struct ReflectorOptions {
-  std::shared_ptr<ListWatch> source;
-  DeltaFIFOActor fifo;
   /// 0 = never resync. Each tick asks should_resync (if set) and then the FIFO.
   std::chrono::milliseconds resync_period{0};
   std::function<bool()> should_resync;
@@ -98,8 +103,9 @@ struct ReflectorOptions {
 /// The public handle: LastSyncResourceVersion ("" before the first list).
 using ReflectorActor = caf::typed_actor<caf::replies_to<last_rv_atom>::with<std::string>>;
 
-/// Spawns the reflector; it starts listing at once and runs until it gets an
-/// exit message (then it stops its watch promptly).
-ReflectorActor spawn_reflector(caf::actor_system& system, ReflectorOptions options);
+/// Spawns the reflector of `source` into `fifo` (both required); it starts listing at
+/// once and runs until it gets an exit message (then it stops its watch promptly).
+ReflectorActor spawn_reflector(caf::actor_system& system, std::shared_ptr<ListWatch> source,
+                               DeltaFIFOActor fifo, ReflectorOptions options = {});
 
 }  // namespace kinformer::actors

@@ -110,12 +110,10 @@ void SharedInformer::run() {
   }
 
   actors::ReflectorOptions reflector_options = options_.reflector;
-  reflector_options.source = options_.source;
-  reflector_options.fifo = fifo_;
   reflector_options.resync_period = std::chrono::milliseconds(0);  // the Processor's checks decide
   reflector_options.should_resync = nullptr;
   reflector_options.watch_error_handler = watch_error_handler_;
-  reflector_ = actors::spawn_reflector(system_, std::move(reflector_options));
+  reflector_ = actors::spawn_reflector(system_, options_.source, fifo_, std::move(reflector_options));
 }
 
 std::pair<actors::HandlerActor, actors::HandlerFactory> SharedInformer::spawn_owned(actors::HopFunc func) {

@@ -8,6 +8,7 @@
 
 #include "apiserver/body_decoder.hpp"
 #include "apiserver/discovery.hpp"
+#include "apiserver/object_limits.hpp"
 #include "apiserver/patch.hpp"
 #include "apiserver/protobuf_decoder.hpp"
 #include "apiserver/read_rules.hpp"
@@ -19,7 +20,23 @@ using nlohmann::json;
 
 namespace {
 
-HttpResponse ok_json(std::string body, int status = 200) { return HttpResponse{status, "application/json", std::move(body)}; }
+// A patch that loses the race to a concurrent write is recomputed this many times.
+constexpr int max_patch_attempts = 16;
+
+// kube-apiserver's NamespaceLifecycle admission: these are never deleted.
+bool is_protected_namespace(const std::string& name) {
+  return name == "default" || name == "kube-system" || name == "kube-public" || name == "kube-node-lease";
+}
+
+bool is_namespaces(const ResourceType& type) { return type.group.empty() && type.plural == "namespaces"; }
+
+ApiError namespace_not_deletable(const std::string& name) {
+  return ApiError::forbidden("", "namespaces", name, "this namespace may not be deleted");
+}
+
+HttpResponse ok_json(std::string body, int status = 200) {
+  return HttpResponse{status, "application/json", std::move(body), nullptr};
+}
 
 // Built-in list items omit kind/apiVersion (§A3); custom resource items keep them.
 void append_list_item(std::string& out, const StoredObject& object) {
@@ -27,10 +44,8 @@ void append_list_item(std::string& out, const StoredObject& object) {
     out += object.json;
     return;
   }
-  json item = json::parse(object.json);
-  item.erase("kind");
-  item.erase("apiVersion");
-  out += item.dump();
+  auto [first, second] = object.untyped_pieces();
+  out.append(first).append(second);
 }
 
 std::string base_content_type(const std::string& content_type) {
@@ -58,8 +73,9 @@ struct Target {
 
 class RequestHandler {
  public:
-  RequestHandler(Store& store, AppliedConfigurations& applied, const HttpRequest& request, Query query)
-      : store_(store), applied_(applied), request_(request), query_(std::move(query)) {}
+  RequestHandler(Store& store, AppliedConfigurations& applied, const ObjectLimits& limits,
+                 const HttpRequest& request, Query query)
+      : store_(store), applied_(applied), limits_(limits), request_(request), query_(std::move(query)) {}
 
   ApiReply dispatch(const Target& t) {
     const auto& m = request_.method;
@@ -101,22 +117,25 @@ class RequestHandler {
     Store::ListQuery q = std::move(planned).value();
     q.namespace_name = t.namespace_name;
     const ObjectFilter& f = filter.value();
-    q.filter = [&f](const StoredObject& o) { return f.matches(o); };
+    if (f.has_selectors()) q.filter = [&f](const StoredObject& o) { return f.matches(o); };
     auto page = store_.list(*t.type, q);
     if (!page) return error_response(page.error());
-    std::string body = "{\"kind\":\"" + t.type->list_kind() + "\",\"apiVersion\":\"" + t.type->api_version() +
-                       "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(page->revision) + "\"";
+    auto body = std::make_shared<ListBody>();
+    body->head = "{\"kind\":\"" + t.type->list_kind() + "\",\"apiVersion\":\"" + t.type->api_version() +
+                 "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(page->revision) + "\"";
     if (!page->last_key.empty()) {
-      body += ",\"continue\":\"" + encode_continue(page->revision, page->last_key) + "\"";
-      if (!f.has_selectors()) body += ",\"remainingItemCount\":" + std::to_string(page->remaining);
+      std::optional<std::size_t> remaining;
+      if (!f.has_selectors()) remaining = page->remaining;
+      body->head += ",\"continue\":\"" + encode_continue(page->revision, page->last_key, remaining) + "\"";
+      if (remaining) body->head += ",\"remainingItemCount\":" + std::to_string(*remaining);
     }
-    body += "},\"items\":[";
-    for (std::size_t i = 0; i < page->items.size(); ++i) {
-      if (i) body += ',';
-      append_list_item(body, *page->items[i]);
-    }
-    body += "]}";
-    return ok_json(std::move(body));
+    body->head += "},\"items\":[";
+    body->items = std::move(page->items);
+    body->untyped = t.type->builtin;
+    body->tail = "]}";
+    HttpResponse response = ok_json("");
+    response.list = std::move(body);
+    return response;
   }
 
   ApiReply watch(const Target& t) {
@@ -126,30 +145,24 @@ class RequestHandler {
     auto start = plan_watch(
         store_, {param(query_, "resourceVersion"), param(query_, "resourceVersionMatch"), initial_events});
     if (!start) return error_response(start.error());
-    // Over HTTP a watch at a revision this server never reached (a restart without
-    // its data file) is kube-apiserver's 504 "Too large resource version" (it waits
-    // up to 3 s first): the client relists at "" instead of waiting for events that
-    // may never come. In-process, StoreListWatch keeps waiting for the revision.
-    if (const auto current = store_.revision(); !start->replay_state && start->start_after > current)
-      return error_response(ApiError{504,
-                                     "Timeout",
-                                     "Too large resource version: " + param(query_, "resourceVersion") +
-                                         ", current: " + std::to_string(current),
-                                     {},
-                                     {},
-                                     {},
-                                     {{"ResourceVersionTooLarge", "Too large resource version", ""}},
-                                     {}});
+    // Over HTTP a watch at a revision this server has not reached (a restart without
+    // its data file) waits up to future_watch_wait for it and is then kube-apiserver's
+    // 504 "Too large resource version" (the session does both: wait_for_revision), so
+    // the client relists at "" instead of waiting for events that may never come. In
+    // process, StoreListWatch keeps waiting for the revision.
     WatchPlan plan{std::move(filter).value(),
                    start->start_after,
                    {},
+                   {},
                    std::nullopt,
                    flag(query_, "allowWatchBookmarks"),
-                   {}};
+                   {},
+                   start->wait_for_revision};
     if (auto ts = param(query_, "timeoutSeconds"); !ts.empty()) {
       auto seconds = parse_unsigned(ts);
       if (!seconds) return error_response(ApiError::bad_request("invalid timeoutSeconds \"" + ts + "\""));
-      plan.timeout = std::chrono::seconds(*seconds);
+      // chrono arithmetic on a steady_clock deadline overflows past ~292 years
+      plan.timeout = std::chrono::seconds(std::min<std::uint64_t>(*seconds, max_watch_timeout_seconds));
     }
     if (plan.timeout.count() == 0) {
       // kube-apiserver: a random time between the minimum request timeout (1800 s) and twice that
@@ -167,7 +180,7 @@ class RequestHandler {
       q.filter = [&f](const StoredObject& o) { return f.matches(o); };
       auto page = store_.list(*t.type, q);
       if (!page) return error_response(page.error());
-      for (const auto& object : page->items) plan.initial_lines.push_back(added_line(*object));
+      plan.initial_objects = std::move(page->items);
       plan.start_after = page->revision;
       if (initial_events && plan.bookmarks)
         plan.initial_lines.push_back(bookmark_line(*t.type, page->revision, true));
@@ -188,7 +201,10 @@ class RequestHandler {
     if (ct == "application/yaml") format = BodyFormat::yaml;
     else if (ct == "application/vnd.kubernetes.protobuf") format = BodyFormat::protobuf;
     else if (!ct.empty() && ct != "application/json") return ApiError::unsupported_media_type(ct);
-    auto body = format == BodyFormat::protobuf ? decode_protobuf(request_.body) : decode_body(request_.body, format);
+    auto body = format == BodyFormat::protobuf ? decode_protobuf(request_.body)
+                                               : decode_body(request_.body, format, limits_);
+    if (body && format == BodyFormat::protobuf)
+      if (auto bad = check_object_limits(*body, limits_)) return *bad;
     if (!body) return body;
     return checked_object(t, std::move(body).value());
   }
@@ -283,7 +299,8 @@ class RequestHandler {
     if (kind == Kind::apply && manager.empty())
       return error_response(ApiError::invalid("meta.k8s.io", "PatchOptions", "",
                                               {{"FieldValueRequired", "Required value: is required for apply patch", "fieldManager"}}));
-    auto document = decode_body(request_.body, kind == Kind::apply ? BodyFormat::yaml : BodyFormat::json);
+    auto document =
+        decode_body(request_.body, kind == Kind::apply ? BodyFormat::yaml : BodyFormat::json, limits_);
     if (!document) return error_response(document.error());
     json patch_document = std::move(document).value();
     if (kind == Kind::apply) {
@@ -291,43 +308,75 @@ class RequestHandler {
       if (!checked) return error_response(checked.error());
       patch_document = std::move(checked).value();
     }
-    auto written = store_.write(
-        *t.type, t.namespace_name, t.name,
-        [&](const json* current) -> ApiResult<json> {
-          if (!current) {  // apply to an absent object creates it
-            json fresh = patch_document;
+    // GuaranteedUpdate (kube-apiserver): read the object, patch it outside the store
+    // lock, then write it only if it is still at the version read; retry on a race.
+    auto patched = [&](const json& current) -> ApiResult<json> {
+      json result = current;
+      std::optional<ApiError> failed;
+      switch (kind) {
+        case Kind::merge:
+          failed = apply_merge_patch(result, patch_document);
+          break;
+        case Kind::strategic:
+          failed = apply_strategic_merge_patch(result, patch_document);
+          break;
+        case Kind::json_patch:
+          failed = apply_json_patch(result, patch_document, limits_);
+          break;
+        case Kind::apply: {
+          auto uid = current.at("metadata").value("uid", "");
+          if (auto previous = applied_.get(uid, manager)) {
+            json removals = removal_patch(json::parse(*previous), patch_document);
+            if (!removals.empty()) failed = apply_strategic_merge_patch(result, removals);
+          }
+          if (!failed)
+            failed = t.type->builtin ? apply_strategic_merge_patch(result, patch_document)
+                                     : apply_merge_patch(result, patch_document);
+          break;
+        }
+      }
+      if (failed) return *failed;
+      if (!result.is_object() || !result.contains("metadata") || !result["metadata"].is_object())
+        return ApiError::bad_request("the patch removes the object's metadata");
+      if (auto bad = check_object_limits(result, limits_)) return *bad;
+      keep_status_rules(t, current, result);
+      return result;
+    };
+    const bool create_if_absent = kind == Kind::apply && t.subresource.empty();
+    for (int attempt = 0;; ++attempt) {
+      auto stored = store_.get(*t.type, t.namespace_name, t.name);
+      if (!stored && (!create_if_absent || stored.error().code != 404)) return error_response(stored.error());
+      std::optional<json> result;
+      std::string read_rv;
+      if (stored) {
+        auto next = patched(json::parse((*stored)->json));
+        if (!next) return error_response(next.error());
+        result = std::move(next).value();
+        read_rv = std::to_string((*stored)->resource_version);
+      }
+      bool raced = false;
+      auto written = store_.write(
+          *t.type, t.namespace_name, t.name,
+          [&](const json* current) -> ApiResult<json> {
+            auto current_rv = current ? current->at("metadata").value("resourceVersion", "") : std::string();
+            if (current_rv != read_rv) {  // created, changed or deleted since it was read
+              raced = true;
+              return ApiError::conflict(t.type->group, t.type->plural, t.name,
+                                        "the object changed while it was patched");
+            }
+            if (current) return *result;
+            json fresh = patch_document;  // apply to an absent object creates it
             if (!fresh.contains("metadata")) fresh["metadata"] = json::object();
             fresh["metadata"]["name"] = t.name;
             return fresh;
-          }
-          json result = *current;
-          std::optional<ApiError> failed;
-          switch (kind) {
-            case Kind::merge: failed = apply_merge_patch(result, patch_document); break;
-            case Kind::strategic: failed = apply_strategic_merge_patch(result, patch_document); break;
-            case Kind::json_patch: failed = apply_json_patch(result, patch_document); break;
-            case Kind::apply: {
-              auto uid = current->at("metadata").value("uid", "");
-              if (auto previous = applied_.get(uid, manager)) {
-                json removals = removal_patch(json::parse(*previous), patch_document);
-                if (!removals.empty()) failed = apply_strategic_merge_patch(result, removals);
-              }
-              if (!failed)
-                failed = t.type->builtin ? apply_strategic_merge_patch(result, patch_document)
-                                         : apply_merge_patch(result, patch_document);
-              break;
-            }
-          }
-          if (failed) return *failed;
-          if (!result.is_object() || !result.contains("metadata") || !result["metadata"].is_object())
-            return ApiError::bad_request("the patch removes the object's metadata");
-          keep_status_rules(t, *current, result);
-          return result;
-        },
-        kind == Kind::apply && t.subresource.empty(), dry.value());
-    if (!written) return error_response(written.error());
-    if (kind == Kind::apply && !dry.value()) applied_.set(written->object->uid, manager, patch_document.dump());
-    return ok_json(written->object->json, written->created ? 201 : 200);
+          },
+          create_if_absent, dry.value());
+      if (raced && attempt < max_patch_attempts) continue;
+      if (!written) return error_response(written.error());
+      if (kind == Kind::apply && !dry.value())
+        applied_.set(written->object->uid, manager, patch_document.dump());
+      return ok_json(written->object->json, written->created ? 201 : 200);
+    }
   }
 
   std::string success_status(const StoredObject& object) const {
@@ -340,10 +389,12 @@ class RequestHandler {
   HttpResponse remove(const Target& t) {
     auto dry = dry_run_of(query_);
     if (!dry) return error_response(dry.error());
+    if (is_namespaces(*t.type) && is_protected_namespace(t.name))
+      return error_response(namespace_not_deletable(t.name));
     Store::Preconditions preconditions;
     bool dry_run = dry.value();
     if (!request_.body.empty()) {
-      auto options = decode_body(request_.body, BodyFormat::json);
+      auto options = decode_body(request_.body, BodyFormat::json, limits_);
       if (!options) return error_response(options.error());
       if (!options->is_object()) return error_response(ApiError::bad_request("DeleteOptions must be a JSON object"));
       if (auto pre = options->find("preconditions"); pre != options->end() && pre->is_object()) {
@@ -374,6 +425,7 @@ class RequestHandler {
                        "\",\"metadata\":{},\"items\":[";
     bool first = true;
     for (const auto& object : page->items) {
+      if (is_namespaces(*t.type) && is_protected_namespace(object->name)) continue;
       auto removed = store_.remove(*t.type, object->namespace_name, object->name, {}, dry.value());
       if (!removed) continue;  // deleted concurrently
       if (!first) body += ',';
@@ -386,6 +438,7 @@ class RequestHandler {
 
   Store& store_;
   AppliedConfigurations& applied_;
+  const ObjectLimits& limits_;
   const HttpRequest& request_;
   Query query_;
 };
@@ -404,7 +457,31 @@ void AppliedConfigurations::set(const std::string& uid, const std::string& manag
   configs_[uid + "/" + manager] = std::move(config);
 }
 
-HttpResponse error_response(const ApiError& error) { return HttpResponse{error.code, "application/json", error.to_status_json()}; }
+std::size_t ListBody::size() const {
+  std::size_t total = head.size() + tail.size() + (items.empty() ? 0 : items.size() - 1);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto [first, second] = item_pieces(i);
+    total += first.size() + second.size();
+  }
+  return total;
+}
+
+std::string ListBody::render() const {
+  std::string out;
+  out.reserve(size());
+  out += head;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    auto [first, second] = item_pieces(i);
+    out.append(first).append(second);
+  }
+  out += tail;
+  return out;
+}
+
+HttpResponse error_response(const ApiError& error) {
+  return HttpResponse{error.code, "application/json", error.to_status_json(), nullptr};
+}
 
 ApiReply Api::handle(const HttpRequest& request, const std::string& server_address) const {
   try {
@@ -428,7 +505,7 @@ ApiReply Api::route(const HttpRequest& request, const std::string& server_addres
   if (parts.empty()) return discovery(std::nullopt);
   const auto& root = parts[0];
   if (parts.size() == 1 && (root == "healthz" || root == "livez" || root == "readyz"))
-    return HttpResponse{200, "text/plain; charset=utf-8", "ok"};
+    return HttpResponse{200, "text/plain; charset=utf-8", "ok", nullptr};
   if (root == "version" && parts.size() == 1) return discovery(version_json());
   if (root == "openapi") {
     if (parts.size() == 2 && parts[1] == "v3") return discovery(openapi_root_json(registry_));
@@ -445,7 +522,7 @@ ApiReply Api::route(const HttpRequest& request, const std::string& server_addres
     if (!is_get) return error_response(ApiError::method_not_allowed());
     if (wants_aggregated_discovery(request.accept, aggregated_version))
       return HttpResponse{200, aggregated_content_type(aggregated_version),
-                          aggregated_discovery_json(registry_, core, aggregated_version)};
+                          aggregated_discovery_json(registry_, core, aggregated_version), nullptr};
     return ok_json(core ? api_versions_json(server_address) : api_group_list_json(registry_));
   }
   std::string group = core ? "" : parts[1];
@@ -475,7 +552,7 @@ ApiReply Api::route(const HttpRequest& request, const std::string& server_addres
     }
     if (rest.size() == 3) t.subresource = rest[2];
   }
-  RequestHandler handler(store_, applied_, request, std::move(query));
+  RequestHandler handler(store_, applied_, limits_, request, std::move(query));
   return handler.dispatch(t);
 }
 

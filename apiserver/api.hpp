@@ -11,10 +11,18 @@
 //     is only changed by a complete, validated write.
 //   * Lists honour limit/continue (one snapshot for all pages), resourceVersion and
 //     resourceVersionMatch, labelSelector and fieldSelector; built-in list items omit
-//     kind/apiVersion. A resourceVersion newer than the store is 504 Timeout at once
-//     (kube-apiserver waits up to ~3 s first).
+//     kind/apiVersion. A list resourceVersion newer than the store is 504 Timeout at
+//     once; a continue token newer than the store is 400.
 //   * Watches: unset or "0" resourceVersion starts with synthetic ADDED events; an
 //     RV older than the history is an ERROR 410 event (HTTP 200), as kube-apiserver.
+//     An RV newer than the store sets wait_for_revision: the HTTP layer waits up to
+//     future_watch_wait for it, then answers 504 "Too large resource version".
+//     timeoutSeconds is clamped to max_watch_timeout_seconds.
+//   * Every decoded body and every patched result fits the ObjectLimits (size, depth,
+//     JSON Patch operations); patches are computed outside the store lock and written
+//     only if the object is still at the version read (retried on a race).
+//   * The default, kube-system, kube-public and kube-node-lease namespaces cannot be
+//     deleted (403 Forbidden, as kube-apiserver's NamespaceLifecycle admission).
 //   * Writes: create/update/patch (merge, strategic merge for built-ins, JSON patch,
 //     server-side apply), delete, deletecollection.
 //   * Server-side apply without managedFields: the object is created if absent, else
@@ -29,12 +37,14 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
 #include <vector>
 
+#include "apiserver/object_limits.hpp"
 #include "apiserver/store.hpp"
 #include "apiserver/watch_filter.hpp"
 
@@ -48,21 +58,47 @@ struct HttpRequest {
   std::string body;
 };
 
+/// A list body that shares the stored objects instead of copying them: head, the
+/// items separated by ',', tail. Immutable once built, so one snapshot serves a
+/// client that reads slowly without a per-client copy of the text.
+struct ListBody {
+  std::string head;
+  std::vector<StoredPtr> items;
+  bool untyped = false;  // items without apiVersion/kind (built-in kinds, §A3)
+  std::string tail;
+
+  /// Item i as (at most) two pieces of text that live as long as the item.
+  std::pair<std::string_view, std::string_view> item_pieces(std::size_t i) const {
+    return untyped ? items[i]->untyped_pieces()
+                   : std::pair<std::string_view, std::string_view>{items[i]->json, {}};
+  }
+  std::size_t size() const;
+  std::string render() const;
+};
+
 struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::shared_ptr<const ListBody> list;  // when set, the body (the HTTP layer streams it)
 };
 
 /// What a watch request asks the HTTP layer to stream.
 struct WatchPlan {
   ObjectFilter filter;
   std::uint64_t start_after = 0;            // stream store events with RV > this
-  std::vector<std::string> initial_lines;   // synthetic ADDEDs (and the initial-events-end bookmark)
+  std::vector<StoredPtr> initial_objects;   // synthetic ADDEDs, rendered as they are written
+  std::vector<std::string> initial_lines;   // after them: the initial-events-end bookmark
   std::optional<std::string> final_error;   // send only this ERROR line, then end the stream
   bool bookmarks = false;                   // allowWatchBookmarks
   std::chrono::seconds timeout{0};          // end the stream cleanly after this long
+  std::uint64_t wait_for_revision = 0;      // > 0: the RV is in the future; wait for it (then 504)
 };
+
+/// timeoutSeconds is clamped to this (a year): longer deadlines overflow the clock.
+constexpr std::uint64_t max_watch_timeout_seconds = 365ull * 24 * 3600;
+/// How long a watch from a future resourceVersion waits for the store (kube-apiserver: ~3 s).
+constexpr std::chrono::seconds future_watch_wait{3};
 
 using ApiReply = std::variant<HttpResponse, WatchPlan>;
 
@@ -79,7 +115,8 @@ class AppliedConfigurations {
 
 class Api {
  public:
-  Api(const ResourceRegistry& registry, Store& store) : registry_(registry), store_(store) {}
+  Api(const ResourceRegistry& registry, Store& store, ObjectLimits limits = {})
+      : registry_(registry), store_(store), limits_(limits) {}
 
   /// `server_address` ("127.0.0.1:8080") goes into /api's serverAddressByClientCIDRs.
   ApiReply handle(const HttpRequest& request, const std::string& server_address) const;
@@ -89,6 +126,7 @@ class Api {
 
   const ResourceRegistry& registry_;
   Store& store_;
+  ObjectLimits limits_;
   mutable AppliedConfigurations applied_;
 };
 

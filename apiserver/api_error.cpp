@@ -22,7 +22,7 @@ std::string ApiError::to_status_json() const {
     }
   }
   if (!details.empty()) status["details"] = std::move(details);
-  return status.dump();
+  return status.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 namespace {
@@ -91,6 +91,25 @@ ApiError ApiError::expired(std::string message) {
 
 ApiError ApiError::unauthorized() {
   return ApiError{401, "Unauthorized", "Unauthorized", {}, {}, {}, {}, {}};
+}
+
+ApiError ApiError::forbidden(const std::string& group, const std::string& plural, const std::string& name,
+                             const std::string& why) {
+  return ApiError{403,  "Forbidden", qualified(group, plural) + " \"" + name + "\" is forbidden: " + why,
+                  name, group,       plural,
+                  {},   {}};
+}
+
+ApiError ApiError::too_large_resource_version(std::uint64_t requested, std::uint64_t current) {
+  return ApiError{
+      504,
+      "Timeout",
+      "Too large resource version: " + std::to_string(requested) + ", current: " + std::to_string(current),
+      {},
+      {},
+      {},
+      {{"ResourceVersionTooLarge", "Too large resource version", ""}},
+      {}};
 }
 
 ApiError ApiError::internal(std::string message) {

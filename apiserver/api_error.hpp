@@ -7,12 +7,15 @@
 //   * An ApiError carries the HTTP code, the Status `reason`, a human message and
 //     the optional details (name, group, kind); to_status_json() renders exactly
 //     the Status body kubectl and client-go classify by reason/code.
+//   * to_status_json() never throws on text that is not UTF-8 (a name taken from the
+//     URL): such bytes are replaced.
 //   * The named constructors produce the messages kube-apiserver uses, so
 //     `kubectl` prints familiar lines ("pods \"x\" not found").
 // Threading: plain values. Errors: none; never throws (beyond std::bad_alloc).
 #pragma once
 
 #include <cassert>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <variant>
@@ -52,6 +55,11 @@ struct ApiError {
   static ApiError too_large(std::size_t limit);
   static ApiError expired(std::string message);
   static ApiError unauthorized();
+  /// 403: "<plural> \"name\" is forbidden: <why>".
+  static ApiError forbidden(const std::string& group, const std::string& plural, const std::string& name,
+                            const std::string& why);
+  /// 504 Timeout, cause ResourceVersionTooLarge: a requested RV the store has not reached.
+  static ApiError too_large_resource_version(std::uint64_t requested, std::uint64_t current);
   static ApiError internal(std::string message);
 };
 

@@ -1,5 +1,7 @@
 #include "apiserver/body_decoder.hpp"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -22,39 +24,74 @@ json plain_scalar(const std::string& text) {
   if (end && *end == '\0' && errno == 0 && text.find_first_not_of("+-0123456789") == std::string::npos) return integer;
   if (text.find_first_not_of("+-0123456789.eE") == std::string::npos && text.find_first_of("0123456789") != std::string::npos) {
     double real = std::strtod(text.c_str(), &end);
-    if (end && *end == '\0') return real;
+    if (end && *end == '\0' && std::isfinite(real)) return real;
   }
   return text;
 }
 
-json from_yaml(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Scalar:
-      // "!" marks a quoted scalar: always a string
-      return node.Tag() == "!" ? json(node.Scalar()) : plain_scalar(node.Scalar());
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      for (const auto& item : node) out.push_back(from_yaml(item));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (const auto& entry : node) out[entry.first.as<std::string>()] = from_yaml(entry.second);
-      return out;
-    }
+// Expands a YAML tree into JSON within `limits`: aliases share nodes in yaml-cpp, so a
+// small document can expand exponentially ("billion laughs") or forever (an alias
+// inside its own anchor). The depth bound stops cycles, the byte budget stops bombs.
+class YamlExpander {
+ public:
+  explicit YamlExpander(const ObjectLimits& limits) : limits_(limits) {}
+
+  ApiResult<json> expand(const YAML::Node& root) {
+    json out = from_yaml(root, 1);
+    if (too_deep_) return object_too_deep(limits_.max_depth);
+    if (spent_ > limits_.max_bytes) return object_too_large(limits_.max_bytes);
+    return out;
   }
-  return nullptr;
-}
+
+ private:
+  bool over_budget() const { return too_deep_ || spent_ > limits_.max_bytes; }
+
+  json from_yaml(const YAML::Node& node, std::size_t depth) {
+    if (depth > limits_.max_depth) {
+      too_deep_ = true;
+      return nullptr;
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        spent_ += 4;
+        return nullptr;
+      case YAML::NodeType::Scalar:
+        spent_ += node.Scalar().size() + 2;
+        // "!" marks a quoted scalar: always a string
+        return node.Tag() == "!" ? json(node.Scalar()) : plain_scalar(node.Scalar());
+      case YAML::NodeType::Sequence: {
+        json out = json::array();
+        for (const auto& item : node) {
+          spent_ += 1;
+          if (over_budget()) break;
+          out.push_back(from_yaml(item, depth + 1));
+        }
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        json out = json::object();
+        for (const auto& entry : node) {
+          auto key = entry.first.as<std::string>();
+          spent_ += key.size() + 4;
+          if (over_budget()) break;
+          out[key] = from_yaml(entry.second, depth + 1);
+        }
+        return out;
+      }
+    }
+    return nullptr;
+  }
+
+  const ObjectLimits& limits_;
+  std::size_t spent_ = 0;  // estimated serialized bytes produced so far
+  bool too_deep_ = false;
+};
 
 // Deeply nested documents would exhaust the stack in recursive parsing or dumping, so
 // the raw text's bracket depth is bounded first (strings in double quotes excluded).
-constexpr int max_nesting = 256;
-
-bool nesting_within_limit(std::string_view body) {
-  int depth = 0;
+bool nesting_within_limit(std::string_view body, std::size_t max_nesting) {
+  std::size_t depth = 0;
   bool in_string = false;
   for (std::size_t i = 0; i < body.size(); ++i) {
     char c = body[i];
@@ -75,13 +112,17 @@ bool nesting_within_limit(std::string_view body) {
 
 }  // namespace
 
-ApiResult<json> decode_body(std::string_view body, BodyFormat format) {
-  if (!nesting_within_limit(body))
-    return ApiError::bad_request("the request body nests deeper than " + std::to_string(max_nesting) + " levels");
+ApiResult<json> decode_body(std::string_view body, BodyFormat format, const ObjectLimits& limits) {
+  if (!nesting_within_limit(body, limits.max_depth))
+    return ApiError::bad_request("the request body nests deeper than " + std::to_string(limits.max_depth) +
+                                 " levels");
+  if (!is_valid_utf8(body)) return ApiError::bad_request("the request body is not valid UTF-8");
   if (format == BodyFormat::json) {
     try {
-      return json::parse(body.begin(), body.end());
-    } catch (const json::parse_error& e) {
+      json document = json::parse(body.begin(), body.end());
+      if (auto bad = check_object_limits(document, limits)) return *bad;
+      return document;
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e400
       return ApiError::bad_request(std::string("the request body is not valid JSON: ") + e.what());
     }
   }
@@ -91,7 +132,10 @@ ApiResult<json> decode_body(std::string_view body, BodyFormat format) {
     if (documents.size() != 1)
       return ApiError::bad_request("the request body must hold exactly one YAML document (found " +
                                    std::to_string(documents.size()) + ")");
-    return from_yaml(documents.front());
+    auto document = YamlExpander(limits).expand(documents.front());
+    if (!document) return document;
+    if (auto bad = check_object_limits(*document, limits)) return *bad;
+    return document;
   } catch (const YAML::Exception& e) {
     return ApiError::bad_request(std::string("the request body is not valid YAML: ") + e.what());
   }

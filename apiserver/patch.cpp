@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,11 +30,28 @@ const char* merge_key_for(const std::string& field, const json& element) {
 
 std::optional<ApiError> strategic_merge(json& target, const json& patch);
 
+// A `$patch` directive of a map or list element: "" when absent; only strings are directives.
+bool directive_is(const json& element, const char* directive) {
+  if (!element.is_object()) return false;
+  auto it = element.find("$patch");
+  return it != element.end() && it->is_string() && it->get_ref<const std::string&>() == directive;
+}
+
+std::optional<ApiError> non_string_directive(const json& element) {
+  if (!element.is_object()) return std::nullopt;
+  auto it = element.find("$patch");
+  if (it == element.end() || it->is_string()) return std::nullopt;
+  return ApiError::bad_request("strategic merge patch: the $patch directive must be a string, not " +
+                               it->dump());
+}
+
 std::optional<ApiError> merge_list(json& target, const std::string& field, const json& patch) {
   if (!target.is_array()) target = json::array();
   bool replace = false;
-  for (const auto& element : patch)
-    if (element.is_object() && element.value("$patch", "") == "replace") replace = true;
+  for (const auto& element : patch) {
+    if (auto bad = non_string_directive(element)) return bad;
+    if (directive_is(element, "replace")) replace = true;
+  }
   if (replace) {
     json out = json::array();
     for (const auto& element : patch)
@@ -57,7 +76,7 @@ std::optional<ApiError> merge_list(json& target, const std::string& field, const
     const auto& id = element[key];
     auto match = std::find_if(target.begin(), target.end(),
                               [&](const json& t) { return t.is_object() && t.contains(key) && t[key] == id; });
-    if (element.value("$patch", "") == "delete") {
+    if (directive_is(element, "delete")) {
       if (match != target.end()) target.erase(match);
       continue;
     }
@@ -105,7 +124,7 @@ std::optional<ApiError> strategic_merge(json& target, const json& patch) {
       target.erase(field);
     } else if (value.is_object()) {
       if (auto error = strategic_merge(target[field], value)) return error;
-      if (value.value("$patch", "") == "delete") target.erase(field);
+      if (directive_is(value, "delete")) target.erase(field);
     } else if (value.is_array()) {
       if (auto error = merge_list(target[field], field, value)) return error;
     } else {
@@ -169,19 +188,186 @@ std::optional<ApiError> apply_strategic_merge_patch(json& target, const json& pa
   return strategic_merge(target, patch);
 }
 
-std::optional<ApiError> apply_json_patch(json& target, const json& operations) {
+namespace {
+
+// The nesting depth of `value` (a scalar is 1), counted without recursion; stops above `cap`.
+std::size_t bounded_depth(const json& value, std::size_t cap) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const json*, std::size_t>> stack{{&value, 1}};
+  while (!stack.empty() && deepest <= cap) {
+    auto [at, depth] = stack.back();
+    stack.pop_back();
+    deepest = std::max(deepest, depth);
+    if (at->is_structured())
+      for (const auto& child : *at) stack.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
+ApiError patch_invalid(const std::string& why) {
+  return ApiError{422, "Invalid", "the JSON patch does not apply: " + why, {}, {}, {}, {}, {}};
+}
+
+// RFC 6902 applied in place, one operation at a time, so that every operation is
+// checked before it runs: the document never nests deeper than limits.max_depth
+// (copying or comparing it recurses) and never grows past limits.max_bytes (repeated
+// `copy` doubles it).
+class JsonPatcher {
+ public:
+  JsonPatcher(json& document, const ObjectLimits& limits)
+      : document_(document), limits_(limits), size_(bounded_size(document, limits.max_bytes)) {}
+
+  std::optional<ApiError> apply(const json& op) {
+    const auto& name = op["op"].get_ref<const std::string&>();
+    auto path = pointer(op, "path");
+    if (!path) return path.error();
+    if (name == "add" || name == "replace" || name == "test") {
+      auto value = op.find("value");
+      if (value == op.end())
+        return ApiError::bad_request("JSON patch operation \"" + name + "\" needs a value");
+      if (name == "test") {
+        if (!document_.contains(*path) || document_.at(*path) != *value)
+          return patch_invalid("test failed at " + path->to_string());
+        return std::nullopt;
+      }
+      if (auto bad = admit(*path, *value, bounded_size(*value, limits_.max_bytes))) return bad;
+      if (name == "replace" && !document_.contains(*path))
+        return patch_invalid("replace: nothing at " + path->to_string());
+      if (name == "add") return add(*path, *value);
+      document_.at(*path) = *value;
+      return std::nullopt;
+    }
+    if (name == "remove") return remove(*path).second;
+    if (name == "move" || name == "copy") {
+      auto from = pointer(op, "from");
+      if (!from) return from.error();
+      if (!document_.contains(*from)) return patch_invalid(name + ": nothing at " + from->to_string());
+      if (name == "copy") {
+        const json& source = document_.at(*from);
+        if (auto bad = admit(*path, source, bounded_size(source, limits_.max_bytes))) return bad;
+        json copied = source;
+        return add(*path, copied);
+      }
+      const auto from_text = from->to_string(), path_text = path->to_string();
+      if (path_text.compare(0, from_text.size() + 1, from_text + "/") == 0)
+        return patch_invalid("move: " + path_text + " is inside " + from_text);
+      auto [moved, error] = remove(*from);
+      if (error) return error;
+      if (auto bad = admit(*path, moved, 0)) return bad;
+      return add(*path, moved);
+    }
+    return ApiError::bad_request("unknown JSON patch operation \"" + name + "\"");
+  }
+
+ private:
+  ApiResult<json::json_pointer> pointer(const json& op, const char* field) {
+    auto it = op.find(field);
+    if (it == op.end() || !it->is_string())
+      return ApiError::bad_request(std::string("a JSON patch operation needs a string \"") + field + "\"");
+    try {
+      return json::json_pointer(it->get<std::string>());
+    } catch (const json::exception& e) {
+      return ApiError::bad_request(std::string("a JSON patch operation has an invalid ") + field + ": " +
+                                   e.what());
+    }
+  }
+
+  // The value may go to `path`: the result stays within the depth and size budgets.
+  std::optional<ApiError> admit(const json::json_pointer& path, const json& value, std::size_t growth) {
+    std::size_t path_depth = 0;
+    for (auto p = path; !p.empty(); p = p.parent_pointer()) ++path_depth;
+    if (path_depth + bounded_depth(value, limits_.max_depth) > limits_.max_depth)
+      return object_too_deep(limits_.max_depth);
+    size_ += growth;
+    if (size_ > limits_.max_bytes) return object_too_large(limits_.max_bytes);
+    return std::nullopt;
+  }
+
+  std::optional<ApiError> add(const json::json_pointer& path, json value) {
+    if (path.empty()) {
+      document_ = std::move(value);
+      return std::nullopt;
+    }
+    auto parent_path = path.parent_pointer();
+    if (!document_.contains(parent_path)) return patch_invalid("add: no parent at " + path.to_string());
+    json& parent = document_.at(parent_path);
+    const auto& last = path.back();
+    if (parent.is_object()) {
+      parent[last] = std::move(value);
+      return std::nullopt;
+    }
+    if (!parent.is_array())
+      return patch_invalid("add: the parent of " + path.to_string() + " is not an object or array");
+    if (last == "-") {
+      parent.push_back(std::move(value));
+      return std::nullopt;
+    }
+    auto index = array_index(last);
+    if (!index || *index > parent.size())
+      return patch_invalid("add: index out of range at " + path.to_string());
+    parent.insert(parent.begin() + static_cast<std::ptrdiff_t>(*index), std::move(value));
+    return std::nullopt;
+  }
+
+  std::pair<json, std::optional<ApiError>> remove(const json::json_pointer& path) {
+    if (path.empty() || !document_.contains(path))
+      return {json(), patch_invalid("remove: nothing at " + path.to_string())};
+    json& parent = document_.at(path.parent_pointer());
+    const auto& last = path.back();
+    json removed;
+    if (parent.is_object()) {
+      auto it = parent.find(last);
+      removed = std::move(*it);
+      parent.erase(it);
+    } else {
+      auto index = array_index(last);
+      if (!index || *index >= parent.size())
+        return {json(), patch_invalid("remove: index out of range at " + path.to_string())};
+      removed = std::move(parent[*index]);
+      parent.erase(parent.begin() + static_cast<std::ptrdiff_t>(*index));
+    }
+    return {std::move(removed), std::nullopt};
+  }
+
+  static std::optional<std::size_t> array_index(const std::string& token) {
+    if (token.empty() || token.size() > 9 || token.find_first_not_of("0123456789") != std::string::npos ||
+        (token.size() > 1 && token[0] == '0'))
+      return std::nullopt;
+    return static_cast<std::size_t>(std::stoul(token));
+  }
+
+  json& document_;
+  const ObjectLimits& limits_;
+  std::size_t size_;  // an upper bound of the document's serialized size
+};
+
+}  // namespace
+
+std::optional<ApiError> apply_json_patch(json& target, const json& operations, const ObjectLimits& limits) {
   if (!operations.is_array()) return ApiError::bad_request("a JSON patch must be an array of operations");
+  if (operations.size() > limits.max_patch_operations)
+    return ApiError{422,
+                    "Invalid",
+                    "the JSON patch has " + std::to_string(operations.size()) +
+                        " operations; the server accepts at most " +
+                        std::to_string(limits.max_patch_operations),
+                    {},
+                    {},
+                    {},
+                    {},
+                    {}};
   for (const auto& op : operations)
     if (!op.is_object() || !op.contains("op") || !op["op"].is_string() || !op.contains("path") ||
         !op["path"].is_string())
       return ApiError::bad_request("a JSON patch operation needs string fields \"op\" and \"path\": " + op.dump());
+  JsonPatcher patcher(target, limits);
   try {
-    target = target.patch(operations);
-    return std::nullopt;
-  } catch (const json::exception& e) {
-    ApiError error{422, "Invalid", std::string("the JSON patch does not apply: ") + e.what(), {}, {}, {}, {}, {}};
-    return error;
+    for (const auto& op : operations)
+      if (auto failed = patcher.apply(op)) return failed;
+  } catch (const json::exception& e) {  // a pointer into a value of the wrong type
+    return patch_invalid(e.what());
   }
+  return std::nullopt;
 }
 
 }  // namespace kinformer::apiserver

@@ -12,7 +12,11 @@
 //     `$patch: replace|delete` on maps and list elements; `$deleteFromPrimitiveList/`;
 //     `$setElementOrder/` and `$retainKeys` are accepted and ignored (order and
 //     retained keys are not enforced).
-//   * apply_json_patch: RFC 6902 operations (add/remove/replace/move/copy/test).
+//   * apply_json_patch: RFC 6902 operations (add/remove/replace/move/copy/test),
+//     at most limits.max_patch_operations of them, applied one by one in place. An
+//     operation that would nest the object deeper than limits.max_depth is 422, one
+//     that would grow it past limits.max_bytes (repeated `copy`) is 413, before it
+//     runs; `add` under a string or number is 422.
 //   * removal_patch(previous, next): the strategic merge patch that removes what an
 //     earlier applied configuration set and the next one no longer does (keys become
 //     null, keyed list elements `$patch: delete`): server-side apply's field removal
@@ -27,12 +31,14 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "apiserver/api_error.hpp"
+#include "apiserver/object_limits.hpp"
 
 namespace kinformer::apiserver {
 
 std::optional<ApiError> apply_merge_patch(nlohmann::json& target, const nlohmann::json& patch);
 std::optional<ApiError> apply_strategic_merge_patch(nlohmann::json& target, const nlohmann::json& patch);
-std::optional<ApiError> apply_json_patch(nlohmann::json& target, const nlohmann::json& operations);
+std::optional<ApiError> apply_json_patch(nlohmann::json& target, const nlohmann::json& operations,
+                                         const ObjectLimits& limits = {});
 nlohmann::json removal_patch(const nlohmann::json& previous, const nlohmann::json& next);
 
 }  // namespace kinformer::apiserver

@@ -10,17 +10,6 @@ ApiError list_options_invalid(const std::string& field, const std::string& messa
   return ApiError::invalid("meta.k8s.io", "ListOptions", "", {{"FieldValueForbidden", message, field}});
 }
 
-ApiError too_large_resource_version(const std::string& rv_text, std::uint64_t current) {
-  return ApiError{504,
-                  "Timeout",
-                  "Too large resource version: " + rv_text + ", current: " + std::to_string(current),
-                  {},
-                  {},
-                  {},
-                  {{"ResourceVersionTooLarge", "Too large resource version", ""}},
-                  {}};
-}
-
 std::optional<ApiError> validate_list(const ListParams& p) {
   if (p.send_initial_events)
     return list_options_invalid("sendInitialEvents", "Forbidden: sendInitialEvents is forbidden for list");
@@ -55,10 +44,14 @@ ApiResult<Store::ListQuery> plan_list(const Store& store, const ListParams& para
   if (!params.continue_token.empty()) {
     if (rv && *rv != 0)
       return ApiError::bad_request("specifying resource version is not allowed when using continue");
-    auto decoded = decode_continue(params.continue_token);
+    auto decoded = parse_continue(params.continue_token);
     if (!decoded) return ApiError::bad_request("continue key is not valid: malformed token");
-    q.at_revision = decoded->first;
-    q.after_key = decoded->second;
+    q.at_revision = decoded->rv;
+    q.after_key = decoded->key;
+    if (q.at_revision != 0) q.remaining_hint = decoded->remaining;  // used only without a filter
+    if (q.at_revision > store.revision())
+      return ApiError::bad_request("continue key is not valid: its resourceVersion " +
+                                   std::to_string(q.at_revision) + " is newer than the server's");
     if (q.at_revision != 0 && q.at_revision < store.compacted_through()) {
       ApiError expired = ApiError::expired(
           "The provided continue parameter is too old to display a consistent list result. You can start a "
@@ -75,7 +68,7 @@ ApiResult<Store::ListQuery> plan_list(const Store& store, const ListParams& para
   }
   if (rv && *rv != 0) {
     const auto current = store.revision();
-    if (*rv > current) return too_large_resource_version(params.resource_version, current);
+    if (*rv > current) return ApiError::too_large_resource_version(*rv, current);
     const bool exact = params.resource_version_match == "Exact" ||
                        (params.limit > 0 && params.resource_version_match != "NotOlderThan");
     if (exact) q.at_revision = *rv;
@@ -101,6 +94,7 @@ ApiResult<WatchStart> plan_watch(const Store& store, const WatchParams& params) 
     return start;
   }
   start.start_after = *rv;
+  if (*rv > store.revision()) start.wait_for_revision = *rv;
   const auto compacted = store.compacted_through();
   if (*rv < compacted)
     start.final_error = ApiError::expired("too old resource version: " + params.resource_version + " (" +

@@ -12,14 +12,16 @@
 //     N when match is Exact, or when a limit is set and match is not NotOlderThan
 //     (410 Expired if N was compacted away); else the latest state (not older than
 //     N). continue → the snapshot and position the token names (410 Expired with an
-//     inconsistent-continue token when that snapshot was compacted); RV together with
-//     continue is 400.
+//     inconsistent-continue token when that snapshot was compacted; 400 for a token
+//     from the future); RV together with continue is 400. The token's remaining count
+//     becomes the query's remaining_hint.
 //   * list option validation as kube-apiserver: resourceVersionMatch only with an RV,
 //     never with continue, Exact never with RV "0"; sendInitialEvents is 422 on a list.
 //   * watch: RV absent or "0", or sendInitialEvents → replay the latest state as ADDED,
 //     then the events after it (with sendInitialEvents and bookmarks, an
 //     initial-events-end bookmark in between). RV "N" → the events after N; N older
-//     than the history → one 410 Expired ERROR event. sendInitialEvents requires
+//     than the history → one 410 Expired ERROR event; N ahead of the store →
+//     wait_for_revision. sendInitialEvents requires
 //     match NotOlderThan, and a match requires sendInitialEvents (422).
 // Threading: pure functions over a thread-safe Store.
 // Errors: ApiError values, as the client will see them.
@@ -62,6 +64,9 @@ struct WatchStart {
   std::uint64_t start_after = 0;
   /// Set: the watch sends only this error as an ERROR event, then ends (HTTP 200).
   std::optional<ApiError> final_error;
+  /// > 0: the RV is ahead of the store. kube-apiserver waits up to ~3 s for it and then
+  /// answers 504 ResourceVersionTooLarge (the HTTP layer does; see api.hpp).
+  std::uint64_t wait_for_revision = 0;
 };
 
 [[nodiscard]] ApiResult<WatchStart> plan_watch(const Store& store, const WatchParams& params);

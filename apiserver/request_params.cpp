@@ -91,8 +91,9 @@ ApiResult<std::optional<std::uint64_t>> resource_version_param(const std::string
   return rv;
 }
 
-std::string encode_continue(std::uint64_t rv, const std::string& key) {
+std::string encode_continue(std::uint64_t rv, const std::string& key, std::optional<std::size_t> remaining) {
   std::string raw = std::to_string(rv) + "\n" + key, out;
+  if (remaining) raw += "\n" + std::to_string(*remaining);
   unsigned value = 0;
   int bits = 0;
   for (unsigned char c : raw) {
@@ -107,7 +108,7 @@ std::string encode_continue(std::uint64_t rv, const std::string& key) {
   return out;
 }
 
-std::optional<std::pair<std::uint64_t, std::string>> decode_continue(const std::string& token) {
+std::optional<ContinueToken> parse_continue(const std::string& token) {
   std::string raw;
   unsigned value = 0;
   int bits = 0;
@@ -125,7 +126,21 @@ std::optional<std::pair<std::uint64_t, std::string>> decode_continue(const std::
   if (nl == std::string::npos) return std::nullopt;
   auto rv = parse_unsigned(raw.substr(0, nl));
   if (!rv) return std::nullopt;
-  return std::make_pair(*rv, raw.substr(nl + 1));
+  ContinueToken out{*rv, raw.substr(nl + 1), std::nullopt};
+  // Keys are DNS names: a second newline starts the remaining count.
+  if (auto second = out.key.find('\n'); second != std::string::npos) {
+    auto remaining = parse_unsigned(out.key.substr(second + 1));
+    if (!remaining) return std::nullopt;
+    out.remaining = static_cast<std::size_t>(*remaining);
+    out.key.erase(second);
+  }
+  return out;
+}
+
+std::optional<std::pair<std::uint64_t, std::string>> decode_continue(const std::string& token) {
+  auto parsed = parse_continue(token);
+  if (!parsed) return std::nullopt;
+  return std::make_pair(parsed->rv, parsed->key);
 }
 
 }  // namespace kinformer::apiserver

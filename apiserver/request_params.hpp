@@ -7,7 +7,7 @@
 // Contract
 //   * Path segments and query keys/values are percent-decoded ('+' is a space).
 //   * flag(): absent, "false" and "0" (any case) are false; anything else, even "", is true.
-//   * Continue tokens are base64url("<rv>\n<last key>"); rv 0 means "continue from the
+//   * Continue tokens are base64url("<rv>\n<last key>[\n<remaining>]"); rv 0 means "continue from the
 //     latest state" (an inconsistent continuation after 410). decode_continue() gives
 //     nullopt for anything it did not make.
 // Threading: pure functions. Errors: resource_version_param() is 400 for a non-number.
@@ -39,7 +39,16 @@ std::optional<std::uint64_t> parse_unsigned(const std::string& text);
 /// resourceVersion: absent (nullopt) or an unsigned integer; anything else is 400.
 ApiResult<std::optional<std::uint64_t>> resource_version_param(const std::string& text);
 
-std::string encode_continue(std::uint64_t rv, const std::string& key);
+/// `remaining`: the matching items after `key` in that snapshot, so that the next page
+/// need not count them again (remainingItemCount without selectors).
+std::string encode_continue(std::uint64_t rv, const std::string& key,
+                            std::optional<std::size_t> remaining = std::nullopt);
+struct ContinueToken {
+  std::uint64_t rv = 0;
+  std::string key;
+  std::optional<std::size_t> remaining;
+};
+std::optional<ContinueToken> parse_continue(const std::string& token);
 std::optional<std::pair<std::uint64_t, std::string>> decode_continue(const std::string& token);
 
 }  // namespace kinformer::apiserver

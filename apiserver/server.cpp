@@ -9,15 +9,17 @@
 #include <unordered_map>
 #include <utility>
 
-#include <unistd.h>
-
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "apiserver/api.hpp"
+#include "apiserver/auth.hpp"
+#include "apiserver/connection_registry.hpp"
 #include "apiserver/storage/persistence.hpp"
 #include "runtime/log.hpp"
 
@@ -33,7 +35,10 @@ namespace {
 
 constexpr std::size_t max_events_per_batch = 512;
 constexpr std::size_t max_batch_bytes = 1 << 20;
-constexpr auto request_idle_timeout = std::chrono::minutes(5);
+constexpr std::size_t max_list_write_bytes = 256 * 1024;  // one write of a streamed list body
+constexpr std::size_t fd_reserve = 64;  // descriptors kept free for files, the listener, TLS
+constexpr auto min_accept_backoff = std::chrono::milliseconds(5);
+constexpr auto max_accept_backoff = std::chrono::milliseconds(500);
 
 struct Counters {
   std::atomic<std::uint64_t> requests{0};
@@ -48,40 +53,9 @@ struct Shared {
   Api* api;
   Store* store;
   Counters* counters;
+  const Authenticator* auth;
   std::string address;  // "127.0.0.1:PORT", for /api
   storage::Persistence* persistence;  // nullptr without a data file
-};
-
-class SessionBase {
- public:
-  virtual ~SessionBase() = default;
-  /// Closes the connection from its own strand; safe from any thread.
-  virtual void close() = 0;
-};
-
-class SessionRegistry {
- public:
-  void add(SessionBase* s, std::weak_ptr<SessionBase> w) {
-    std::lock_guard lock(mu_);
-    live_[s] = std::move(w);
-  }
-  void remove(SessionBase* s) {
-    std::lock_guard lock(mu_);
-    live_.erase(s);
-  }
-  void close_all() {
-    std::vector<std::shared_ptr<SessionBase>> all;
-    {
-      std::lock_guard lock(mu_);
-      for (auto& [ptr, weak] : live_)
-        if (auto s = weak.lock()) all.push_back(std::move(s));
-    }
-    for (auto& s : all) s->close();
-  }
-
- private:
-  std::mutex mu_;
-  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> live_;  // guarded by mu_
 };
 
 ApiError not_persisted() {
@@ -97,9 +71,9 @@ std::string chunk_header(std::size_t size) {
 // One connection. Stream is beast::tcp_stream or beast::ssl_stream<beast::tcp_stream>.
 // All handlers run on the connection's strand (the stream's executor).
 template <class Stream>
-class Session : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+class Session : public Connection, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(Stream stream, const Shared& shared, SessionRegistry& registry, std::string peer)
+  Session(Stream stream, const Shared& shared, ConnectionRegistry& registry, std::string peer)
       : stream_(std::move(stream)),
         shared_(shared),
         registry_(registry),
@@ -115,12 +89,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
       read_request();
     } else {
-      beast::get_lowest_layer(stream_).expires_after(std::chrono::seconds(30));
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
-                                if (ec) return self->shutdown();
-                                self->read_request();
-                              });
+      lowest().expires_after(shared_.options->header_timeout);
+      stream_.async_handshake(
+          ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+            if (ec) return self->shutdown();
+            // verify_peer without fail_if_no_peer_cert: a certificate, when sent, was verified
+            // against --client-ca during the handshake, or the handshake failed.
+            X509* certificate = SSL_get1_peer_certificate(self->stream_.native_handle());
+            self->verified_certificate_ =
+                certificate && SSL_get_verify_result(self->stream_.native_handle()) == X509_V_OK;
+            X509_free(certificate);
+            self->read_request();
+          });
     }
   }
 
@@ -145,12 +125,62 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     beast::get_lowest_layer(stream_).close();
   }
 
+  auto& lowest() { return beast::get_lowest_layer(stream_); }
+
+  // ---- HTTP: one request at a time; each phase has its own deadline, reset per request ----
+
   void read_request() {
     if (closed_) return;
     parser_.emplace();
     parser_->body_limit(shared_.options->max_body_bytes);
     parser_->header_limit(64 * 1024);
-    beast::get_lowest_layer(stream_).expires_after(request_idle_timeout);
+    if (buffer_.size() == 0) return wait_for_request();
+    read_header();
+  }
+
+  // Between requests the connection is idle (evictable) until its first byte arrives.
+  void wait_for_request() {
+    registry_.set_idle(this, true);
+    lowest().expires_after(shared_.options->idle_timeout);
+    stream_.async_read_some(buffer_.prepare(4096),
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+                              self->registry_.set_idle(self.get(), false);
+                              if (self->closed_) return;
+                              if (ec) return self->shutdown();
+                              self->buffer_.commit(n);
+                              self->read_header();
+                            });
+  }
+
+  // The whole header must arrive within header_timeout, however slowly it trickles in.
+  void read_header() {
+    lowest().expires_after(shared_.options->header_timeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                              if (self->closed_) return;
+                              if (ec) return self->on_request(ec);
+                              self->after_header();
+                            });
+  }
+
+  void after_header() {
+    const auto& message = parser_->get();
+    if (!parser_->is_done() && beast::iequals(message[http::field::expect], "100-continue")) {
+      static const std::string continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
+      lowest().expires_after(shared_.options->write_timeout);
+      net::async_write(stream_, net::buffer(continue_line),
+                       [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+                         if (ec || self->closed_) return self->shutdown();
+                         self->read_body();
+                       });
+      return;
+    }
+    read_body();
+  }
+
+  void read_body() {
+    if (parser_->is_done()) return on_request({});
+    lowest().expires_after(shared_.options->read_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
   }
@@ -177,10 +207,10 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     request.accept = std::string(message[http::field::accept]);
     request.body = std::move(message.body());
     keep_alive_ = message.keep_alive();
+    // The target is logged, never a header: credentials travel in Authorization only.
     if (shared_.options->log_requests)
       log::info("apiserver", "request", {{"peer", peer_}, {"method", request.method}, {"target", request.target}});
-    if (!shared_.options->token.empty() &&
-        message[http::field::authorization] != "Bearer " + shared_.options->token)
+    if (!shared_.auth->accepts(message[http::field::authorization], verified_certificate_))
       return send_response(error_response(ApiError::unauthorized()));
     auto reply = shared_.api->handle(request, shared_.address);
     if (shared_.persistence) return answer_when_durable(std::move(reply));
@@ -189,7 +219,9 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void answer(ApiReply reply) {
     if (auto* response = std::get_if<HttpResponse>(&reply)) return send_response(std::move(*response));
-    start_watch(std::move(std::get<WatchPlan>(reply)));
+    auto plan = std::move(std::get<WatchPlan>(reply));
+    if (plan.wait_for_revision > shared_.store->revision()) return wait_for_future_revision(std::move(plan));
+    start_watch(std::move(plan));
   }
 
   // An answer leaves once everything it could have seen is durable (storage/persistence.hpp):
@@ -227,16 +259,94 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   }
 
   void send_response(HttpResponse response) {
-    observe(response.status);
+    observe(response.status);  // before the branch: a streamed list is one request too
+    if (response.list) return send_list(std::move(response));
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
     res->set(http::field::content_type, response.content_type);
     res->set(http::field::cache_control, "no-cache, private");
     res->keep_alive(keep_alive_);
     res->body() = std::move(response.body);
     res->prepare_payload();
-    http::async_write(stream_, *res, [self = this->shared_from_this(), res](beast::error_code ec, std::size_t) {
-      if (ec || !self->keep_alive_) return self->shutdown();
-      self->read_request();
+    lowest().expires_after(shared_.options->write_timeout);
+    http::async_write(stream_, *res,
+                      [self = this->shared_from_this(), res](beast::error_code ec, std::size_t) {
+                        self->after_response(ec);
+                      });
+  }
+
+  void after_response(beast::error_code ec) {
+    if (ec || !keep_alive_ || closed_) return shutdown();
+    read_request();
+  }
+
+  // A list body is written from the shared snapshot in slices: the connection holds
+  // pointers to the stored objects, never its own copy of the text. Each slice must be
+  // taken within write_timeout, so a client that stops reading is dropped.
+  void send_list(HttpResponse response) {
+    list_ = std::move(response.list);
+    list_next_ = 0;
+    std::string header =
+        "HTTP/1.1 " + std::to_string(response.status) + " " +
+        std::string(http::obsolete_reason(static_cast<http::status>(response.status))) +
+        "\r\nContent-Type: " + response.content_type +
+        "\r\nCache-Control: no-cache, private\r\nContent-Length: " + std::to_string(list_->size()) +
+        (keep_alive_ ? "" : "\r\nConnection: close") + "\r\n\r\n";
+    list_strings_.clear();
+    list_strings_.push_back(std::move(header));
+    list_strings_.push_back(list_->head);
+    write_list_slice();
+  }
+
+  void write_list_slice() {
+    std::vector<net::const_buffer> buffers;
+    std::size_t bytes = 0;
+    for (auto& text : list_strings_) {
+      buffers.push_back(net::buffer(text));
+      bytes += text.size();
+    }
+    static const std::string comma = ",";
+    for (; list_next_ < list_->items.size() && bytes < max_list_write_bytes; ++list_next_) {
+      if (list_next_) buffers.push_back(net::buffer(comma));
+      auto [first, second] = list_->item_pieces(list_next_);
+      buffers.push_back(net::buffer(first.data(), first.size()));
+      if (!second.empty()) buffers.push_back(net::buffer(second.data(), second.size()));
+      bytes += first.size() + second.size() + 1;
+    }
+    bool last = list_next_ == list_->items.size();
+    if (last) buffers.push_back(net::buffer(list_->tail));
+    lowest().expires_after(shared_.options->write_timeout);
+    net::async_write(stream_, buffers,
+                     [self = this->shared_from_this(), last](beast::error_code ec, std::size_t) {
+                       self->list_strings_.clear();
+                       if (ec || self->closed_) return self->shutdown();
+                       if (!last) return self->write_list_slice();
+                       self->list_.reset();
+                       self->after_response({});
+                     });
+  }
+
+  // kube-apiserver waits up to ~3 s for a watch's future resourceVersion, then 504s.
+  void wait_for_future_revision(WatchPlan plan) {
+    plan_.emplace(std::move(plan));
+    watch_timeout_.expires_after(future_watch_wait);
+    watch_timeout_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
+      if (ec || self->closed_ || !self->plan_) return;
+      if (self->wait_ticket_) self->shared_.store->cancel_wait(self->wait_ticket_);
+      self->wait_ticket_ = 0;
+      auto current = self->shared_.store->revision();
+      if (current >= self->plan_->wait_for_revision) return self->start_watch(std::move(*self->plan_));
+      auto requested = self->plan_->wait_for_revision;
+      self->plan_.reset();
+      self->send_response(error_response(ApiError::too_large_resource_version(requested, current)));
+    });
+    wait_ticket_ = shared_.store->notify_after(plan_->wait_for_revision - 1, [weak = this->weak_from_this()] {
+      if (auto self = weak.lock())
+        net::post(self->stream_.get_executor(), [self] {
+          self->wait_ticket_ = 0;
+          if (self->closed_ || !self->plan_ || self->watching_) return;
+          self->watch_timeout_.cancel();
+          self->start_watch(std::move(*self->plan_));
+        });
     });
   }
 
@@ -244,6 +354,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   void start_watch(WatchPlan plan) {
     plan_.emplace(std::move(plan));
+    initial_next_ = 0;
     watching_ = true;
     shared_.counters->watches_started++;
     shared_.counters->watches_active++;
@@ -260,8 +371,6 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       finish_watch();
       return;
     }
-    initial_events_ = plan_->initial_lines.size();  // written with the first batch
-    queue_lines(std::move(plan_->initial_lines));
     watch_timeout_.expires_after(plan_->timeout);
     watch_timeout_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_ || self->ending_) return;
@@ -327,7 +436,19 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
     for (auto& p : pending_) batch_strings_.push_back(std::move(p));
     pending_.clear();
     for (auto& s : batch_strings_) buffers.push_back(net::buffer(s));
-    if (!ending_) collect_events(buffers);
+    if (!ending_ && initial_next_ < plan_->initial_objects.size()) {
+      collect_initial(buffers);
+    } else if (!ending_) {
+      if (!plan_->initial_lines.empty()) {  // the initial-events-end bookmark follows the initial objects
+        std::string chunk;
+        for (auto& line : plan_->initial_lines) chunk += line;
+        initial_events_ += plan_->initial_lines.size();
+        plan_->initial_lines.clear();
+        batch_strings_.push_back(chunk_header(chunk.size()) + chunk + "\r\n");
+        buffers.push_back(net::buffer(batch_strings_.back()));
+      }
+      collect_events(buffers);
+    }
     if (buffers.empty()) {
       if (ending_) return after_watch();
       if (!wait_ticket_)
@@ -355,6 +476,28 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
       if (self->watch_observer_ && events) self->watch_observer_->events_sent(events);
       self->pump();
     });
+  }
+
+  // The synthetic ADDEDs of a watch's initial state, one chunk per batch, pointing
+  // into the shared stored objects (no per-watcher copy of the initial list).
+  void collect_initial(std::vector<net::const_buffer>& buffers) {
+    static const std::string prefix = "{\"type\":\"ADDED\",\"object\":", suffix = "}\n", crlf = "\r\n";
+    batch_strings_.emplace_back();
+    auto header_slot = buffers.size();
+    buffers.emplace_back();
+    std::size_t bytes = 0;
+    const auto& objects = plan_->initial_objects;
+    for (; initial_next_ < objects.size() && bytes < max_batch_bytes; ++initial_next_) {
+      const auto& json = objects[initial_next_]->json;
+      buffers.push_back(net::buffer(prefix));
+      buffers.push_back(net::buffer(json));
+      buffers.push_back(net::buffer(suffix));
+      bytes += prefix.size() + json.size() + suffix.size();
+      ++initial_events_;
+    }
+    batch_strings_.back() = chunk_header(bytes);
+    buffers[header_slot] = net::buffer(batch_strings_.back());
+    buffers.push_back(net::buffer(crlf));
   }
 
   void collect_events(std::vector<net::const_buffer>& buffers) {
@@ -400,12 +543,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
 
   Stream stream_;
   const Shared& shared_;
-  SessionRegistry& registry_;
+  ConnectionRegistry& registry_;
   std::string peer_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = true;
   bool closed_ = false;
+  bool verified_certificate_ = false;  // TLS: the client's certificate was verified against --client-ca
+
+  // list streaming (only while a list body is written)
+  std::shared_ptr<const ListBody> list_;
+  std::size_t list_next_ = 0;              // the next item to write
+  std::vector<std::string> list_strings_;  // owned bytes of the slice in flight
 
   // watch state (only while watching_)
   bool watching_ = false;
@@ -413,6 +562,7 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   bool writing_ = false;    // one async_write in flight at most: the per-watcher memory bound
   char hangup_probe_[64];
   std::optional<WatchPlan> plan_;
+  std::size_t initial_next_ = 0;       // the next of plan_->initial_objects to send
   std::uint64_t position_ = 0;         // RV of the last store event taken from the history
   std::uint64_t wait_ticket_ = 0;      // store wake-up registration, 0 = none
   std::vector<std::string> pending_;   // raw bytes queued for the next write
@@ -424,11 +574,18 @@ class Session : public SessionBase, public std::enable_shared_from_this<Session<
   std::string observed_method_;
   std::string observed_target_;
   std::unique_ptr<WatchObserver> watch_observer_;
-  std::size_t initial_events_ = 0;  // the initial ADDED lines queued in pending_, not yet counted
+  std::size_t initial_events_ = 0;  // initial-state lines (ADDEDs, end bookmark) in this batch, not yet counted
   net::steady_timer watch_timeout_;
   net::steady_timer bookmark_timer_;
   net::steady_timer write_timer_;
 };
+
+StoreOptions store_options(const ServerOptions& options) {
+  StoreOptions out;
+  out.watch_history = options.watch_history;
+  out.watch_history_bytes = options.watch_history_bytes;
+  return out;
+}
 
 }  // namespace
 
@@ -437,40 +594,84 @@ struct Server::Impl {
   ResourceRegistry registry;
   Store store;
   Api api;
+  Authenticator auth;
   std::unique_ptr<storage::Persistence> persistence;  // with a data file, between start() and stop()
   Counters counters;
   Shared shared{};
-  SessionRegistry sessions;
+  ConnectionRegistry sessions;
   net::io_context ioc;
   std::optional<ssl::context> tls;
   std::optional<tcp::acceptor> acceptor;
+  std::optional<net::steady_timer> accept_backoff;  // on the acceptor's strand
+  std::chrono::milliseconds backoff = min_accept_backoff;
+  std::size_t connection_cap = 0;  // options.max_connections, lowered to fit RLIMIT_NOFILE
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
   bool running = false;
 
   Impl(ServerOptions o, ResourceRegistry r)
-      : options(std::move(o)), registry(std::move(r)), store(registry, StoreOptions{options.watch_history}),
-        api(registry, store) {}
+      : options(std::move(o)),
+        registry(std::move(r)),
+        store(registry, store_options(options)),
+        api(registry, store, options.limits),
+        auth(options.token, !options.client_ca_file.empty()) {}
 
   void accept() {
     acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
       if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
-      if (!ec) {
+      if (ec) return back_off(ec);
+      backoff = min_accept_backoff;
+      // At the cap, the connection idle the longest makes room; with none idle the
+      // newcomer is refused (closed) rather than exceeding the cap.
+      if (sessions.size() >= connection_cap && !sessions.evict_oldest_idle()) {
         beast::error_code ignored;
-        auto remote = socket.remote_endpoint(ignored);
-        std::string peer = remote.address().to_string() + ":" + std::to_string(remote.port());
-        socket.set_option(tcp::no_delay(true), ignored);
-        if (tls)
-          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
-              beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), shared, sessions, peer)
-              ->run();
-        else
-          std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), shared, sessions, peer)
-              ->run();
+        socket.close(ignored);
+        return accept();
       }
+      serve(std::move(socket));
       accept();
     });
+  }
+
+  // Out of descriptors (EMFILE/ENFILE) or memory: retrying at once would spin, since
+  // the pending connection stays ready. Free an idle connection and wait a little,
+  // longer each time nothing could be freed.
+  void back_off(const beast::error_code& ec) {
+    bool freed = sessions.evict_oldest_idle();
+    if (!freed) backoff = std::min(backoff * 2, std::chrono::milliseconds(max_accept_backoff));
+    if (backoff == max_accept_backoff)
+      log::warn("apiserver", "accept failed; retrying",
+                {{"error", ec.message()}, {"retry_ms", static_cast<long long>(backoff.count())}});
+    accept_backoff->expires_after(freed ? min_accept_backoff : backoff);
+    accept_backoff->async_wait([this](beast::error_code wait_ec) {
+      if (wait_ec || !acceptor->is_open()) return;
+      accept();
+    });
+  }
+
+  void serve(tcp::socket socket) {
+    beast::error_code ignored;
+    auto remote = socket.remote_endpoint(ignored);
+    std::string peer = remote.address().to_string() + ":" + std::to_string(remote.port());
+    socket.set_option(tcp::no_delay(true), ignored);
+    if (tls)
+      std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
+          beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), shared, sessions,
+          peer)
+          ->run();
+    else
+      std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), shared, sessions,
+                                                   peer)
+          ->run();
+  }
+
+  std::size_t descriptor_bound() const {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+      return options.max_connections;
+    auto usable = limit.rlim_cur > 2 * fd_reserve ? limit.rlim_cur - fd_reserve : limit.rlim_cur / 2;
+    return std::max<std::size_t>(1, std::min<std::size_t>(options.max_connections, usable));
   }
 };
 
@@ -490,6 +691,8 @@ Result<std::uint16_t> Server::start() {
   }
   if (s.options.tls_cert_file.empty() != s.options.tls_key_file.empty())
     return Error{Errc::server_error, "TLS needs both a certificate and a key file"};
+  if (!s.options.client_ca_file.empty() && s.options.tls_cert_file.empty())
+    return Error{Errc::server_error, "client certificates (--client-ca) need TLS (--tls-cert and --tls-key)"};
   try {
     if (!s.options.tls_cert_file.empty()) {
       s.tls.emplace(ssl::context::tls_server);
@@ -497,10 +700,18 @@ Result<std::uint16_t> Server::start() {
                          ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
       s.tls->use_certificate_chain_file(s.options.tls_cert_file);
       s.tls->use_private_key_file(s.options.tls_key_file, ssl::context::pem);
+      if (!s.options.client_ca_file.empty()) {
+        // Ask for a certificate and verify it when sent; clients without one may still
+        // authenticate with the bearer token (kube-apiserver's --client-ca-file).
+        s.tls->load_verify_file(s.options.client_ca_file);
+        s.tls->set_verify_mode(ssl::verify_peer);
+      }
     }
   } catch (const std::exception& e) {
-    return Error{Errc::server_error, "cannot load the TLS certificate/key (" + s.options.tls_cert_file + ", " +
-                                         s.options.tls_key_file + "): " + e.what()};
+    // Paths only: never the key's content.
+    return Error{Errc::server_error, "cannot load the TLS files (" + s.options.tls_cert_file + ", " +
+                                         s.options.tls_key_file + ", client CA \"" +
+                                         s.options.client_ca_file + "\"): " + e.what()};
   }
   beast::error_code ec;
   auto address = net::ip::make_address(s.options.bind_address, ec);
@@ -518,8 +729,10 @@ Result<std::uint16_t> Server::start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   auto host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
-  s.shared = Shared{&s.options, &s.api, &s.store, &s.counters, host + ":" + std::to_string(s.port),
+  s.shared = Shared{&s.options, &s.api,    &s.store, &s.counters, &s.auth, host + ":" + std::to_string(s.port),
                     s.persistence.get()};
+  s.connection_cap = s.descriptor_bound();
+  s.accept_backoff.emplace(s.acceptor->get_executor());
   s.accept();
   s.work.emplace(s.ioc.get_executor());
   for (unsigned i = 0; i < std::max(1u, s.options.threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
@@ -534,6 +747,7 @@ Result<void> Server::stop() {
   net::post(s.acceptor->get_executor(), [&s] {
     beast::error_code ignored;
     s.acceptor->close(ignored);
+    s.accept_backoff->cancel();
   });
   s.sessions.close_all();
   s.work.reset();
@@ -544,6 +758,7 @@ Result<void> Server::stop() {
   s.ioc.stop();
   for (auto& t : s.threads) t.join();
   s.threads.clear();
+  s.accept_backoff.reset();
   s.acceptor.reset();
   s.ioc.restart();
   if (!s.persistence) return {};
@@ -566,7 +781,11 @@ HttpResponse Server::call(const std::string& method, const std::string& target, 
   auto reply = impl_->api.handle(request, impl_->shared.address);
   if (auto& p = impl_->persistence; p && !p->wait_durable(p->sync_point()))
     return error_response(not_persisted());
-  if (auto* response = std::get_if<HttpResponse>(&reply)) return std::move(*response);
+  if (auto* response = std::get_if<HttpResponse>(&reply)) {
+    if (response->list) response->body = response->list->render();
+    response->list.reset();
+    return std::move(*response);
+  }
   return error_response(ApiError::bad_request("a watch needs the HTTP endpoint (" + url() + "), not Server::call()"));
 }
 const ResourceRegistry& Server::registry() const { return impl_->registry; }

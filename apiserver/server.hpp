@@ -10,9 +10,21 @@
 //
 // Contract
 //   * HTTP/1.1 with keep-alive on Boost.Beast; HTTPS when tls_cert_file/tls_key_file
-//     are set; with a token, every request needs "Authorization: Bearer <token>"
-//     (else 401). Binds 127.0.0.1 unless bind_address says otherwise.
-//   * Request bodies above max_body_bytes are 413 and close the connection.
+//     are set; with a token or a client CA, every request needs "Authorization:
+//     Bearer <token>" (any case of "Bearer") or a client certificate signed by the CA
+//     (else 401; auth.hpp). Binds 127.0.0.1 unless bind_address says otherwise.
+//   * Bounds (issue 11; README "Security"): request bodies above max_body_bytes are
+//     413 and close the connection; objects fit `limits`; at most max_connections
+//     connections (fewer when RLIMIT_NOFILE is lower): beyond it, and when accept()
+//     runs out of descriptors, the connection idle the longest is closed, and accept
+//     backs off instead of spinning. A connection waits idle_timeout for a request,
+//     header_timeout for its header, read_timeout for its body and write_timeout for
+//     each response write; each deadline is reset per request. "Expect:
+//     100-continue" is answered before the body is read.
+//   * Lists are written from the store's immutable objects in slices; a connection
+//     holds pointers to them, never a copy of the list text. So is a watch's initial
+//     state. A watch from a future resourceVersion waits up to ~3 s for the store,
+//     then gets 504 "Too large resource version".
 //   * Watches stream one chunk per batch of newline-terminated events in revision
 //     order. A watcher never blocks writers or other watchers: it reads the shared,
 //     bounded store history at its own pace and holds at most one batch in flight.
@@ -37,6 +49,7 @@
 #include <string>
 
 #include "apiserver/api.hpp"
+#include "apiserver/object_limits.hpp"
 #include "apiserver/resources.hpp"
 #include "apiserver/server_observer.hpp"
 #include "apiserver/store.hpp"
@@ -47,18 +60,28 @@ namespace kinformer::apiserver {
 struct ServerOptions {
   std::string bind_address = "127.0.0.1";  // loopback only unless asked
   std::uint16_t port = 0;                  // 0 = a free port, see Server::port()
-  std::string token;                       // "" = no authentication
+  std::string token;                       // "" = no token authentication
   std::string tls_cert_file;               // PEM; both set = HTTPS
   std::string tls_key_file;
+  std::string client_ca_file;  // PEM CA bundle: client certificates it signed authenticate (TLS only)
   std::string data_file;                   // "" = no persistence
   std::uint64_t wal_compact_bytes = 64ull << 20;  // log size that triggers a snapshot
   bool repair = false;                     // truncate the log at a corrupt record instead of failing
   std::size_t watch_history = 10000;       // events kept for resumption (410 beyond)
+  std::size_t watch_history_bytes = 256 * 1024 * 1024;  // ... and at most this many bytes of them
   std::size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's request limit
+  ObjectLimits limits;                 // every decoded or patched object: size, depth, patch operations
+  std::size_t max_connections = 4096;  // also at most RLIMIT_NOFILE minus 64 (read at start())
+  std::chrono::milliseconds idle_timeout{90000};  // a kept-alive connection waits this long for a request
+  std::chrono::milliseconds header_timeout{
+      30000};  // a request's header (and a TLS handshake) must arrive in this
+  std::chrono::milliseconds read_timeout{60000};  // a request's body must arrive in this after its header
+  std::chrono::milliseconds write_timeout{
+      60000};  // each response write (a list: each 256 KiB slice) must finish in this
   std::chrono::milliseconds bookmark_interval{60000};   // with allowWatchBookmarks
   std::chrono::milliseconds watch_write_timeout{30000}; // a stuck watcher is closed after this
   unsigned threads = 2;                    // I/O threads
-  bool log_requests = false;               // one stderr line per request
+  bool log_requests = false;               // one info log line per request (method, target; never credentials)
   // Told about every request and watch (apiserver/server_observer.hpp), e.g. ServerMetrics.
   std::shared_ptr<ServerObserver> observer;
 };

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/selector.hpp"
+
 namespace kinformer::apiserver {
 
 using nlohmann::json;
@@ -95,6 +97,15 @@ std::optional<ApiError> validate_metadata(const ResourceType& type, const json& 
       if (!it.value().is_string())
         return invalid(std::string("metadata.") + map_field + "." + it.key(), "Invalid value: must be a string");
   }
+  if (auto labels = meta->find("labels"); labels != meta->end() && labels->is_object()) {
+    for (auto it = labels->begin(); it != labels->end(); ++it) {
+      if (auto problem = label_key_problem(it.key()))
+        return invalid("metadata.labels", "Invalid value: \"" + it.key() + "\": " + *problem);
+      if (auto problem = label_value_problem(it.value().get_ref<const std::string&>()))
+        return invalid("metadata.labels",
+                       "Invalid value: \"" + it.value().get<std::string>() + "\": " + *problem);
+    }
+  }
   for (const char* string_field : {"name", "namespace", "generateName", "resourceVersion", "uid"}) {
     auto f = meta->find(string_field);
     if (f != meta->end() && !f->is_null() && !f->is_string())
@@ -102,6 +113,10 @@ std::optional<ApiError> validate_metadata(const ResourceType& type, const json& 
   }
   return std::nullopt;
 }
+
+// What one history event keeps alive: its line and the object it carries (the
+// previous state is counted by the event that made it).
+std::size_t event_bytes(const StoreEvent& event) { return event.line.size() + event.object->json.size(); }
 
 json without_metadata_and_status(json object) {
   object.erase("metadata");
@@ -129,7 +144,22 @@ StoredPtr make_stored(const ResourceType& type, const json& object) {
   for (const auto& path : type.selectable_fields)
     // events' "source" selects on source.component (kube-apiserver's event field set)
     out->fields[path] = path == "source" ? field_value(object, "source.component") : field_value(object, path);
-  out->json = object.dump();
+  // apiVersion and kind first, so that a list item (which omits them, §A3) is a
+  // suffix of this text and lists share it instead of re-rendering every object.
+  auto& text = out->json;
+  text = "{";
+  auto member = [&](const std::string& key, const json& value) {
+    if (text.size() > 1) text += ',';
+    text += json(key).dump();
+    text += ':';
+    text += value.dump(-1, ' ', false, json::error_handler_t::replace);
+  };
+  for (const char* typed : {"apiVersion", "kind"})
+    if (auto it = object.find(typed); it != object.end()) member(typed, *it);
+  out->untyped_from = text.size() > 1 ? text.size() : 0;
+  for (auto it = object.begin(); it != object.end(); ++it)
+    if (it.key() != "apiVersion" && it.key() != "kind") member(it.key(), it.value());
+  text += '}';
   return out;
 }
 
@@ -154,6 +184,7 @@ Store::Store(const ResourceRegistry& registry, StoreOptions options) : registry_
     (void)commit_create_locked(*registry_.namespaces(), "", json{{"metadata", {{"name", ns}}}}, false, none);
   // The bootstrap namespaces are the starting state, not watchable history.
   history_.clear();
+  history_bytes_ = 0;
   compacted_through_ = revision_;
   durable_revision_ = revision_;
 }
@@ -189,51 +220,62 @@ ApiResult<StoredPtr> Store::get(const ResourceType& type, std::string_view ns, s
   return ApiError::not_found(type.group, type.plural, std::string(name));
 }
 
-Store::Bucket Store::snapshot_locked(const ResourceType& type, std::uint64_t at_revision) const {
-  Bucket state;
-  if (auto bucket = objects_.find(&type); bucket != objects_.end()) state = bucket->second;
-  for (auto it = history_.rbegin(); it != history_.rend() && (*it)->resource_version > at_revision; ++it) {
-    const auto& event = **it;
-    if (event.object->type != &type) continue;
-    if (event.previous)
-      state[event.object->key] = event.previous;
-    else
-      state.erase(event.object->key);
-  }
-  return state;
-}
-
 ApiResult<Store::ListPage> Store::list(const ResourceType& type, const ListQuery& query) const {
   std::lock_guard lock(mu_);
   ListPage page;
-  const Bucket* source = nullptr;
-  Bucket past;
-  if (query.at_revision == 0 || query.at_revision == revision_) {
-    page.revision = revision_;
-    static const Bucket empty;
-    auto bucket = objects_.find(&type);
-    source = bucket == objects_.end() ? &empty : &bucket->second;
-  } else {
+  static const Bucket empty;
+  auto found = objects_.find(&type);
+  const Bucket& current = found == objects_.end() ? empty : found->second;
+  // An older snapshot is the current bucket with the changes since undone: `undone`
+  // maps each key changed after at_revision to its state then (nullptr: absent). It
+  // costs the history since the snapshot, not a copy of the bucket.
+  Bucket undone;
+  page.revision = revision_;
+  if (query.at_revision != 0 && query.at_revision != revision_) {
     if (query.at_revision < compacted_through_)
       return ApiError::expired("too old resource version: " + std::to_string(query.at_revision) + " (" +
                                std::to_string(compacted_through_ + 1) + ")");
     if (query.at_revision > revision_)
-      return ApiError::internal("snapshot revision " + std::to_string(query.at_revision) + " is in the future");
-    past = snapshot_locked(type, query.at_revision);
-    source = &past;
+      return ApiError::bad_request("snapshot revision " + std::to_string(query.at_revision) +
+                                   " is in the future");
+    for (auto it = history_.rbegin(); it != history_.rend() && (*it)->resource_version > query.at_revision;
+         ++it)
+      if ((*it)->object->type == &type)
+        undone[(*it)->object->key] = (*it)->previous;  // the oldest change wins
     page.revision = query.at_revision;
   }
   std::string prefix = query.namespace_name.empty() ? std::string{} : query.namespace_name + "/";
-  auto it = query.after_key.empty() ? source->lower_bound(prefix) : source->upper_bound(query.after_key);
-  for (; it != source->end(); ++it) {
-    if (!prefix.empty() && it->first.compare(0, prefix.size(), prefix) != 0) break;
-    if (query.filter && !query.filter(*it->second)) continue;
+  auto start = [&](const Bucket& b) {
+    return query.after_key.empty() ? b.lower_bound(prefix) : b.upper_bound(query.after_key);
+  };
+  auto in_range = [&](const std::string& key) {
+    return prefix.empty() || key.compare(0, prefix.size(), prefix) == 0;
+  };
+  auto now = start(current), then = start(undone);
+  while (true) {
+    bool now_ok = now != current.end() && in_range(now->first);
+    bool then_ok = then != undone.end() && in_range(then->first);
+    if (!now_ok && !then_ok) break;
+    const StoredPtr* item = nullptr;
+    if (then_ok && (!now_ok || then->first <= now->first)) {
+      if (now_ok && now->first == then->first) ++now;
+      item = &(then++)->second;
+    } else {
+      item = &(now++)->second;
+    }
+    if (!*item || (query.filter && !query.filter(**item))) continue;
     if (query.limit != 0 && page.items.size() == query.limit) {
       if (page.last_key.empty()) page.last_key = page.items.back()->key;
       ++page.remaining;
+      if (query.filter) break;     // with a filter only "more remain" is reported
+      if (query.remaining_hint) {  // the hint counts this page too; at least this item remains
+        auto hint = *query.remaining_hint;
+        page.remaining = std::max<std::size_t>(1, hint > query.limit ? hint - query.limit : 0);
+        break;
+      }
       continue;
     }
-    page.items.push_back(it->second);
+    page.items.push_back(*item);
   }
   return page;
 }
@@ -424,10 +466,13 @@ void Store::append_event_locked(EventType type, StoredPtr object, StoredPtr prev
   event->line.append(object->json).append("}\n");
   event->object = std::move(object);
   event->previous = std::move(previous);
+  history_bytes_ += event_bytes(*event);
   if (log_) unlogged_.push_back(event);
   history_.push_back(std::move(event));
-  while (history_.size() > options_.watch_history) {
+  while (history_.size() > options_.watch_history ||
+         (history_.size() > 1 && history_bytes_ > options_.watch_history_bytes)) {
     compacted_through_ = history_.front()->resource_version;
+    history_bytes_ -= event_bytes(*history_.front());
     history_.pop_front();
   }
   if (log_) return;  // watchers wait for mark_durable()
@@ -469,6 +514,7 @@ void Store::cancel_wait(std::uint64_t ticket) {
 void Store::compact() {
   std::lock_guard lock(mu_);
   history_.clear();
+  history_bytes_ = 0;
   compacted_through_ = revision_;
 }
 
@@ -511,6 +557,7 @@ void Store::restore(std::uint64_t revision, std::vector<StoredPtr> objects) {
     revision_ = revision;
     durable_revision_ = revision;
     history_.clear();
+    history_bytes_ = 0;
     compacted_through_ = revision_;
     for (auto& [ticket, w] : waiters_) wake.push_back(std::move(w));
     waiters_.clear();

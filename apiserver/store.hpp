@@ -9,10 +9,14 @@
 //     appends exactly one event with that R to the history, so the history holds the
 //     contiguous revisions oldest_retained()..revision(). A write that changes nothing
 //     takes no revision and makes no event.
-//   * The history keeps the newest `watch_history` events. A watch may start after
-//     any R >= compacted_through(); older starts are 410 Expired for the caller.
+//   * The history keeps the newest `watch_history` events and at most
+//     `watch_history_bytes` of them (event lines and objects; the newest event is
+//     always kept). A watch may start after any R >= compacted_through(); older starts
+//     are 410 Expired for the caller.
 //   * list() can serve the state at an older revision R >= compacted_through() by
-//     undoing the history (continue tokens and exact-RV lists read one snapshot).
+//     undoing the history (continue tokens and exact-RV lists read one snapshot); a
+//     page costs the history since R plus the page, never a copy of the bucket.
+//   * Label keys and values are validated (Kubernetes' rules, runtime/selector.hpp).
 //   * Server-owned metadata (uid, creationTimestamp, resourceVersion, generation,
 //     name/namespace) is set here; callers cannot overwrite it through updates.
 //   * Namespaced objects can only be created in an existing namespace ("default",
@@ -41,9 +45,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -66,7 +72,16 @@ struct StoredObject {
   std::uint64_t resource_version = 0;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> fields;  // every selectable field path -> value ("" when unset)
-  std::string json;       // the whole object with kind/apiVersion, serialized
+  std::string json;                           // the whole object, serialized, apiVersion and kind first
+  std::size_t untyped_from = 0;  // json[untyped_from] starts what follows apiVersion/kind (0: neither is set)
+
+  /// The object without apiVersion and kind (a built-in list item) as two pieces to
+  /// concatenate, both pointing into `json` or static text.
+  std::pair<std::string_view, std::string_view> untyped_pieces() const {
+    if (untyped_from == 0) return {json, {}};
+    if (json[untyped_from] == '}') return {"{}", {}};
+    return {"{", std::string_view(json).substr(untyped_from + 1)};
+  }
 
   /// The same content as an immutable runtime Object, parsed on first use and then
   /// the same ObjectPtr for every caller, so an informer embedded beside the store
@@ -106,6 +121,9 @@ struct StoreOptions {
   /// namespace. false: the store starts empty at revision 0 and takes any namespace,
   /// for an in-process source of one resource (tests/support/fake_source.hpp).
   bool bootstrap_namespaces = true;
+  /// The history also keeps at most this many bytes of events (lines and objects; the
+  /// newest event always stays).
+  std::size_t watch_history_bytes = 256 * 1024 * 1024;
 };
 
 class Store {
@@ -124,13 +142,17 @@ class Store {
     std::string after_key;            // continue after this key
     std::size_t limit = 0;            // 0 = no limit
     std::function<bool(const StoredObject&)> filter;  // nullptr = everything
+    /// Without a filter, in a snapshot (at_revision): the items after after_key, as the
+    /// previous page counted them. The page then stops at its end instead of counting
+    /// the rest again (a page costs O(page), not O(bucket)).
+    std::optional<std::size_t> remaining_hint;
   };
 
   struct ListPage {
     std::vector<StoredPtr> items;  // in key order
     std::uint64_t revision = 0;    // the snapshot the page was read from
     std::string last_key;          // set when more matching items remain
-    std::size_t remaining = 0;     // matching items after this page
+    std::size_t remaining = 0;     // matching items after this page (with a filter: 1 when some remain)
   };
 
   struct Preconditions {
@@ -206,7 +228,6 @@ class Store {
   StoredPtr remove_locked(const ResourceType& type, const StoredPtr& current, std::vector<std::function<void()>>& wake);
   void append_event_locked(EventType type, StoredPtr object, StoredPtr previous,
                            std::vector<std::function<void()>>& wake);
-  Bucket snapshot_locked(const ResourceType& type, std::uint64_t at_revision) const;
   void hand_to_log_locked();
   struct LogHandOff;  // calls hand_to_log_locked() at the end of a write's locked section
 
@@ -217,6 +238,7 @@ class Store {
   std::uint64_t revision_ = 0;                               // guarded by mu_
   std::uint64_t compacted_through_ = 0;                      // guarded by mu_; history_ = (it, revision_]
   std::deque<EventPtr> history_;                             // guarded by mu_
+  std::size_t history_bytes_ = 0;  // guarded by mu_; event_bytes() summed over history_
   std::map<std::uint64_t, std::function<void()>> waiters_;   // guarded by mu_; ticket -> wake
   std::uint64_t next_ticket_ = 1;                            // guarded by mu_
   StoreLog* log_ = nullptr;                                  // guarded by mu_

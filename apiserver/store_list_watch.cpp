@@ -253,6 +253,9 @@ class StoreListWatch::Deadlines {
   void add(Clock::time_point when, std::weak_ptr<Watcher> watcher) {
     {
       std::lock_guard lock(mu_);
+      // watches stopped before their timeout leave entries behind: keep only the live ones
+      for (auto it = due_.begin(); it != due_.end();)
+        it = it->second.expired() ? due_.erase(it) : std::next(it);
       due_.emplace(when, std::move(watcher));
     }
     wake_.notify_one();
@@ -389,6 +392,10 @@ std::unique_ptr<Watch> StoreListWatch::watch(const WatchOptions& options, Events
   }
   {
     std::lock_guard lock(mu_);
+    // forget the watches that ended, so that the list stays as long as the open ones
+    watchers_.erase(
+        std::remove_if(watchers_.begin(), watchers_.end(), [](const auto& w) { return w.expired(); }),
+        watchers_.end());
     watchers_.push_back(watcher);
     if (options.timeout_seconds > 0) {
       // beyond ten years is forever, and Clock::now() + that cannot overflow

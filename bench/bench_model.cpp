@@ -11,6 +11,10 @@
 // cuda: one line per (precision, graphs) as well; --accuracy on adds, per seq_len and
 // precision, the scaled max error against the reference backend at batch 2 (with a
 // fixed ProbSparse selection, and with each backend's own selection).
+// --precision both: for onednn, also runs bf16 at each point and prints a
+// "precision":"bf16" line with the same-run fp32 median as baseline and the ratio
+// (fp32 / bf16: above 1 means bf16 is faster), e.g.
+//   bench_model --backend onednn --precision both --seq-lens 96,720 --batches 32
 // A backend that cannot run here (not built, no GPU) gets one line
 // {"bench":"forecast","backend":...,"error":"backend_unavailable","reason":...} and the
 // exit status is 3; the other backends still run.
@@ -127,6 +131,36 @@ void print_accuracy(const models::InformerConfig& config,
 
 }  // namespace
 
+// The onednn bf16 line of one point: its median against the fp32 median just
+// measured (`fp32_out` holds the fp32 forecast of the same inputs).
+void print_bf16_point(models::Backend& bf16, const Inputs& in, const models::Tensor& fp32_out,
+                      double fp32_median, int seq_len, int batch, int runs) {
+  std::fprintf(stderr, "bench_model: onednn bf16 L=%d B=%d ...\n", seq_len, batch);
+  models::Tensor out;
+  auto once = [&] {
+    auto t0 = std::chrono::steady_clock::now();
+    bf16.forecast(in.view(), out);
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  once();  // warm-up: the plan and the one-time bf16 weight conversion
+  std::vector<double> ms;
+  for (int r = 0; r < runs; ++r) ms.push_back(once());
+  std::sort(ms.begin(), ms.end());
+  const double median = ms[ms.size() / 2];
+  double max_error = 0, max_fp32 = 0;
+  for (size_t i = 0; i < fp32_out.data.size(); ++i) {
+    max_error = std::max(max_error, static_cast<double>(std::fabs(fp32_out.data[i] - out.data[i])));
+    max_fp32 = std::max(max_fp32, static_cast<double>(std::fabs(fp32_out.data[i])));
+  }
+  std::printf(
+      "{\"bench\":\"forecast\",\"backend\":\"onednn\",\"precision\":\"bf16\",\"seq_len\":%d,\"batch\":%d,"
+      "\"runs\":%zu,\"median_ms\":%.2f,\"min_ms\":%.2f,\"max_ms\":%.2f,\"baseline\":\"onednn_fp32\","
+      "\"baseline_median_ms\":%.2f,\"ratio\":%.2f,\"max_abs_error_vs_fp32\":%.3g,\"max_abs_fp32\":%.3g}\n",
+      seq_len, batch, ms.size(), median, ms.front(), ms.back(), fp32_median, fp32_median / median, max_error,
+      max_fp32);
+  std::fflush(stdout);
+}
+
 int main(int argc, char** argv) {
   std::string backend_arg = "all";
   std::vector<int> seq_lens = {96, 192, 336, 720}, batches = {1, 32, 64};
@@ -134,6 +168,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> precisions = {"fp32"};
   std::string graphs_arg = "on";
   bool accuracy = false;
+  bool onednn_bf16 = false;
   for (int i = 1; i < argc; i += 2) {
     std::string k = argv[i], v = i + 1 < argc ? argv[i + 1] : "";
     if (k == "--backend")
@@ -150,6 +185,8 @@ int main(int argc, char** argv) {
       graphs_arg = v;
     else if (k == "--accuracy" && (v == "on" || v == "off"))
       accuracy = v == "on";
+    else if (k == "--precision" && (v == "fp32" || v == "both"))
+      onednn_bf16 = v == "both";
     else {
       std::fprintf(stderr, "bench_model: unknown option or value: %s %s\n", k.c_str(), v.c_str());
       return 2;
@@ -220,6 +257,12 @@ int main(int argc, char** argv) {
         status = 3;
         break;
       }
+      std::unique_ptr<models::Backend> bf16;
+      if (onednn_bf16 && name == "onednn") {
+        models::BackendOptions bf16_options;
+        bf16_options.precision = models::Precision::bf16;
+        bf16 = models::make_backend(name, config, weights, bf16_options);
+      }
       const std::string extra = name != "cuda"
                                     ? std::string()
                                     : std::string(",\"precision\":\"") +
@@ -259,6 +302,7 @@ int main(int argc, char** argv) {
               name.c_str(), extra.c_str(), seq_len, batch, ms.size(), median, ms.front(), ms.back(),
               1000.0 * batch / median, note);
           std::fflush(stdout);
+          if (bf16) print_bf16_point(*bf16, in, out, median, seq_len, batch, runs);
         }
     }
   }

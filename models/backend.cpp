@@ -87,13 +87,14 @@ std::unique_ptr<Backend> make_backend(std::string_view requested, const Informer
                                       std::shared_ptr<const InformerWeights> weights,
                                       BackendOptions options) {
   const std::string name = requested == "auto" ? preferred_backend() : std::string(requested);
-  if (options.precision != Precision::fp32 && (name == "reference" || name == "onednn"))
-    throw ModelError("precision " + std::string(to_string(options.precision)) +
-                     " is not implemented by the '" + name + "' backend (only cuda has tf32, fp16 and bf16)");
+  const bool onednn_precision = options.precision == Precision::fp32 || options.precision == Precision::bf16;
+  if ((name == "reference" && options.precision != Precision::fp32) || (name == "onednn" && !onednn_precision))
+    throw ModelError("precision " + std::string(to_string(options.precision)) + " is not implemented by the '" +
+                     name + "' backend (onednn has fp32 and bf16, cuda tf32, fp16 and bf16 too)");
   if (name == "reference") return std::make_unique<ReferenceBackend>(config, std::move(weights));
   if (name == "onednn") {
 #ifdef KINFORMER_HAVE_ONEDNN
-    return std::make_unique<OneDnnBackend>(config, std::move(weights));
+    return std::make_unique<OneDnnBackend>(config, std::move(weights), options.precision);
 #else
     throw BackendUnavailable(
         "backend 'onednn' is not available: this build has no oneDNN (KINFORMER_MODELS_ONLY)");

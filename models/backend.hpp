@@ -75,13 +75,15 @@ class Backend {
 /// Throws ModelError when a shape or a value of `in` is not what `config` accepts.
 void validate_input(const InformerConfig& config, const ForecastInput& in);
 
-/// Arithmetic of the matrix products (informer-model.md §9.13). Only the cuda backend
-/// implements more than fp32 today; the others reject what they do not implement.
+/// Arithmetic of the matrix products (informer-model.md §9.13). The cuda backend
+/// implements all four, onednn fp32 and bf16 (opt-in: weights converted to bf16 once,
+/// bf16 products with fp32 accumulation; normalisation, softmax and ProbSparse
+/// selection stay fp32), reference fp32 only; each rejects what it does not implement.
 enum class Precision {
   fp32,  // strict fp32 (TF32 off): the default, within 1e-4 of the reference
   tf32,  // cuda: fp32 operands rounded to TF32 on tensor cores
   fp16,  // cuda: weight products with fp16 operands on tensor cores, fp32 accumulation and activations
-  bf16,  // cuda: the same with bf16 operands
+  bf16,  // cuda: the same with bf16 operands; onednn: Linears and the distil conv in bf16 (AMX/AVX512_BF16)
 };
 
 /// "fp32", "tf32", "fp16", "bf16".

@@ -73,6 +73,11 @@ struct OneDnnBackend::Engine {
   dnnl::stream strm{eng};
   std::vector<FusedAttention> encoder_attention, decoder_self, decoder_cross;
   std::vector<std::pair<Tensor, Tensor>> distil;  // folded conv weight, bias
+  bool bf16 = false;
+  // bf16 copies of the Linear weights ([in, out], "ba"), made on first use and kept
+  // for the backend's life; keyed by the fp32 tensor's data (stable: weights_ and
+  // the fused tensors above never change).
+  std::unordered_map<const float*, memory> bf16_weights;
 };
 
 struct OneDnnBackend::Plan {
@@ -94,8 +99,62 @@ class PlanBuilder {
  public:
   using Plan = OneDnnBackend::Plan;
 
-  PlanBuilder(const dnnl::engine& eng, const InformerConfig& c, Plan& plan, int64_t batch)
-      : eng_(eng), c_(c), plan_(plan), b_(batch), d_(c.d_model), h_(c.n_heads), dk_(c.head_dim()) {}
+  PlanBuilder(OneDnnBackend::Engine& engine, const InformerConfig& c, Plan& plan, int64_t batch)
+      : engine_(engine), eng_(engine.eng), c_(c), plan_(plan), b_(batch), d_(c.d_model), h_(c.n_heads),
+        dk_(c.head_dim()) {}
+
+  // bf16: one staging buffer for the bf16 copy of every low-precision input (steps
+  // run in order, so one buffer as large as the largest input serves them all).
+  void alloc_bf16_stage(int64_t elements) {
+    if (!engine_.bf16) return;
+    bf16_stage_ = memory({{std::max<int64_t>(elements, 1)}, memory::data_type::bf16, tag::a}, eng_);
+    plan_.buffers.push_back(bf16_stage_);
+  }
+
+  bool bf16() const { return engine_.bf16; }
+
+  // A bf16 buffer of its own (not the stage), for activations kept in bf16.
+  memory alloc_bf16(int64_t elements) {
+    memory m({{std::max<int64_t>(elements, 1)}, memory::data_type::bf16, tag::a}, eng_);
+    plan_.buffers.push_back(m);
+    return m;
+  }
+
+  memory bf16_rows(const memory& base, int64_t n, int64_t width) const {
+    return memory({{n, width}, memory::data_type::bf16, tag::ab}, eng_, base.get_data_handle());
+  }
+
+  // A Linear whose input is already bf16 (the output of another bf16 Linear).
+  void linear_from_bf16(const memory& src_bf16_rows, const Tensor& w, const Tensor& b, const memory& dst_rows,
+                        bool accumulate) {
+    memory bm = weight(b, {1, w.dim(0)}, tag::ab);
+    matmul(src_bf16_rows, bf16_weight(w), &bm, dst_rows, accumulate);
+  }
+
+  // A reorder step writing a bf16 copy of `src` (same dims and layout) into the stage.
+  memory to_bf16(const memory& src) {
+    memory::desc src_md = src.get_desc();
+    memory::desc dst_md(src_md.dims(), memory::data_type::bf16, plain_tag(src_md.dims().size()));
+    memory dst(dst_md, eng_, bf16_stage_.get_data_handle());
+    dnnl::reorder::primitive_desc pd(eng_, src_md, eng_, dst_md, attr_with({}));
+    add(dnnl::reorder(pd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}, pd.scratchpad_desc());
+    return dst;
+  }
+
+  static tag plain_tag(size_t rank) { return rank == 2 ? tag::ab : rank == 3 ? tag::abc : tag::abcd; }
+
+  // The bf16 copy of a Linear weight as a [in, out] matrix, converted on first use.
+  memory bf16_weight(const Tensor& w) {
+    auto it = engine_.bf16_weights.find(w.ptr());
+    if (it != engine_.bf16_weights.end()) return it->second;
+    const int64_t out = w.dim(0), in = w.dim(1);
+    memory plain = weight(w, {in, out}, tag::ba);
+    memory converted({{in, out}, memory::data_type::bf16, tag::ba}, eng_);
+    dnnl::stream s(eng_);
+    dnnl::reorder(plain, converted).execute(s, plain, converted);
+    s.wait();
+    return engine_.bf16_weights.emplace(w.ptr(), converted).first->second;
+  }
 
   memory alloc(int64_t floats) {
     memory m({{std::max<int64_t>(floats, 1)}, memory::data_type::f32, tag::a}, eng_);
@@ -148,21 +207,38 @@ class PlanBuilder {
   }
 
   // Linear over rows: dst [rows, out] (+)= src [rows, in] · Wᵀ + b, W stored [out, in] as PyTorch does.
+  // With bf16: src and W in bf16, bias, accumulation, post-ops and dst in fp32.
   void linear(const memory& src_rows, const Tensor& w, const Tensor& b, const memory& dst_rows, bool accumulate,
               std::optional<dnnl::algorithm> activation = std::nullopt) {
     const int64_t out = w.dim(0), in = w.dim(1);
-    memory wm = weight(w, {in, out}, tag::ba);
     memory bm = weight(b, {1, out}, tag::ab);
+    if (engine_.bf16) {
+      memory wm = bf16_weight(w);
+      matmul(to_bf16(src_rows), wm, &bm, dst_rows, accumulate, activation);
+      return;
+    }
+    memory wm = weight(w, {in, out}, tag::ba);
     matmul(src_rows, wm, &bm, dst_rows, accumulate, activation);
   }
 
   // Conv1d k=3 over an already circularly padded [B, L+2, C] buffer into dst [B, L, O] (nwc).
+  // `low_precision`: with bf16, src and weights in bf16 (fp32 bias, accumulation, dst).
   void conv3(const memory& padded, int64_t len, int64_t channels, const Tensor& w, const Tensor& bias, const memory& dst,
-             bool elu) {
+             bool elu, bool low_precision = false) {
     const int64_t out = w.dim(0);
-    memory::desc src_md({b_, channels, len + 2}, memory::data_type::f32, tag::nwc);
+    const bool bf16 = low_precision && engine_.bf16;
+    const auto dt = bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    memory::desc src_f32({b_, channels, len + 2}, memory::data_type::f32, tag::nwc);
+    memory::desc src_md({b_, channels, len + 2}, dt, tag::nwc);
     memory::desc dst_md({b_, out, len}, memory::data_type::f32, tag::nwc);
-    memory::desc any_w({out, channels, 3}, memory::data_type::f32, tag::any);
+    memory::desc any_w({out, channels, 3}, dt, tag::any);
+    memory src(src_f32, eng_, padded.get_data_handle());
+    if (bf16) {
+      memory staged(src_md, eng_, bf16_stage_.get_data_handle());
+      dnnl::reorder::primitive_desc rpd(eng_, src_f32, eng_, src_md, attr_with({}));
+      add(dnnl::reorder(rpd), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, staged}}, rpd.scratchpad_desc());
+      src = staged;
+    }
     memory::desc bias_md({out}, memory::data_type::f32, tag::a);
     dnnl::post_ops po;
     if (elu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_elu, 1.f, 0.f);
@@ -177,7 +253,7 @@ class PlanBuilder {
     dnnl::reorder(plain, wm).execute(s, plain, wm);
     s.wait();
     add(dnnl::convolution_forward(pd),
-        {{DNNL_ARG_SRC, memory(src_md, eng_, padded.get_data_handle())},
+        {{DNNL_ARG_SRC, src},
          {DNNL_ARG_WEIGHTS, wm},
          {DNNL_ARG_BIAS, weight(bias, {out}, tag::a)},
          {DNNL_ARG_DST, memory(dst_md, eng_, dst.get_data_handle())}},
@@ -251,16 +327,19 @@ class PlanBuilder {
     });
   }
 
+  OneDnnBackend::Engine& engine_;
   const dnnl::engine& eng_;
   const InformerConfig& c_;
   Plan& plan_;
   const int64_t b_, d_, h_, dk_;
+  memory bf16_stage_;  // bf16 only: see alloc_bf16_stage()
 };
 
 }  // namespace
 
-OneDnnBackend::OneDnnBackend(InformerConfig config, std::shared_ptr<const InformerWeights> weights)
-    : Backend(std::move(config), std::move(weights)), engine_(std::make_unique<Engine>()) {
+OneDnnBackend::OneDnnBackend(InformerConfig config, std::shared_ptr<const InformerWeights> weights, Precision precision)
+    : Backend(std::move(config), std::move(weights)), precision_(precision), engine_(std::make_unique<Engine>()) {
+  engine_->bf16 = precision == Precision::bf16;
   for (const auto& l : weights_->encoder_layers) engine_->encoder_attention.push_back(fuse(l.attention));
   for (const auto& l : weights_->decoder_layers) {
     engine_->decoder_self.push_back(fuse(l.self_attention));
@@ -312,7 +391,9 @@ class InformerPlan {
     context_ = pb.alloc(b_ * l_max * d_);
     selected_ = pb.alloc(b_ * h_ * n_top_max * dk_);
     merged_ = pb.alloc(b_ * l_max * d_);
-    hidden_ = pb.alloc(b_ * l_max * ff_);
+    hidden_ = pb.alloc(pb.bf16() ? 1 : b_ * l_max * ff_);
+    if (pb.bf16()) hidden_bf16_ = pb.alloc_bf16(b_ * l_max * ff_);
+    pb.alloc_bf16_stage(b_ * (l_max + 2) * std::max<int64_t>(width, c.time_features()));
     Plan& p = pb.plan_;
     p.idx.resize(static_cast<size_t>(l_max * sample_max));
     p.top.resize(static_cast<size_t>(b_ * h_ * n_top_max));
@@ -482,6 +563,16 @@ class InformerPlan {
   void feed_forward_block(const memory& src, const memory& dst, int64_t len, const LinearWeights& ffn1,
                           const LinearWeights& ffn2, const NormWeights& norm) {
     auto act = c_.activation == Activation::gelu ? dnnl::algorithm::eltwise_gelu_erf : dnnl::algorithm::eltwise_relu;
+    if (pb_.bf16()) {
+      // The hidden activations feed only the second Linear: written in bf16 at once
+      // (GELU still in fp32), so no separate conversion pass over the widest tensor.
+      memory hidden = pb_.bf16_rows(hidden_bf16_, b_ * len, ff_);
+      pb_.linear(rows(src, b_ * len, d_), ffn1.weight, ffn1.bias, hidden, false, act);
+      pb_.copy(src, dst, b_ * len * d_);
+      pb_.linear_from_bf16(hidden, ffn2.weight, ffn2.bias, rows(dst, b_ * len, d_), true);
+      pb_.layer_norm(dst, dst, b_ * len, norm);
+      return;
+    }
     pb_.linear(rows(src, b_ * len, d_), ffn1.weight, ffn1.bias, rows(hidden_, b_ * len, ff_), false, act);
     pb_.copy(src, dst, b_ * len * d_);
     pb_.linear(rows(hidden_, b_ * len, ff_), ffn2.weight, ffn2.bias, rows(dst, b_ * len, d_), true);
@@ -502,7 +593,7 @@ class InformerPlan {
       pb_.record(("enc_layer" + std::to_string(i)).c_str(), x_, {b_, len, d_});
       if (i < distil.size()) {
         pb_.circular_pad(x_, len, d_, padded_);
-        pb_.conv3(padded_, len, d_, distil[i].first, distil[i].second, x1_, true);
+        pb_.conv3(padded_, len, d_, distil[i].first, distil[i].second, x1_, true, true);
         pb_.max_pool(x1_, len, x_);
         len = (len - 1) / 2 + 1;
         pb_.record(("enc_distil" + std::to_string(i)).c_str(), x_, {b_, len, d_});
@@ -543,6 +634,7 @@ class InformerPlan {
   const int64_t b_, d_, h_, dk_, ff_;
   int64_t enc_len_ = 0;
   memory padded_, x_, x1_, enc_out_, qkv_, q_, kv_, qh_, kh_, vh_, scores_, context_, selected_, merged_, hidden_;
+  memory hidden_bf16_;  // bf16 only: the FFN's hidden activations
 };
 
 }  // namespace
@@ -554,7 +646,7 @@ void OneDnnBackend::run(const ForecastInput& in, Tensor& out, ProbSparseSampler&
   try {
     if (it == plans_.end()) {
       auto plan = std::make_unique<Plan>();
-      PlanBuilder pb(engine_->eng, config_, *plan, b_n);
+      PlanBuilder pb(*engine_, config_, *plan, b_n);
       plan->x_enc = pb.alloc(in.x_enc.size());
       plan->x_mark_enc = pb.alloc(in.x_mark_enc.size());
       plan->x_dec = pb.alloc(in.x_dec.size());

@@ -12,7 +12,15 @@
 //   * One execution plan per input shape (B, L_enc, L_dec): primitives and every
 //     buffer are created on the first call with that shape and reused; later
 //     calls allocate nothing (user-managed oneDNN scratchpad, no tracing).
-//   * Threads: oneDNN's OpenMP runtime; set OMP_NUM_THREADS deliberately.
+//   * Threads: oneDNN's OpenMP runtime; set OMP_NUM_THREADS deliberately, and run
+//     the process with OMP_WAIT_POLICY=PASSIVE next to other work (models/openmp_env.hpp).
+//   * Precision bf16 (opt-in): every Linear and the distilling conv take bf16
+//     weights (converted once: linears per backend, the conv per plan, as its fp32
+//     weights are reordered per plan) and bf16 copies of their inputs, and
+//     accumulate into fp32 outputs; embeddings' token conv, attention score and
+//     context products, softmax, LayerNorm, ProbSparse selection and every
+//     residual stay fp32. oneDNN picks AMX / AVX512_BF16 kernels where the CPU has
+//     them and emulates (slowly) where it does not.
 // Heavy headers (dnnl.hpp) stay in the .cpp.
 #pragma once
 
@@ -26,9 +34,11 @@ namespace kinformer::models {
 
 class OneDnnBackend final : public Backend {
  public:
-  OneDnnBackend(InformerConfig config, std::shared_ptr<const InformerWeights> weights);
+  OneDnnBackend(InformerConfig config, std::shared_ptr<const InformerWeights> weights,
+                Precision precision = Precision::fp32);
   ~OneDnnBackend() override;
   std::string_view name() const override { return "onednn"; }
+  Precision precision() const { return precision_; }
 
   /// Number of cached execution plans (one per distinct input shape).
   size_t plan_count() const { return plans_.size(); }
@@ -41,6 +51,7 @@ class OneDnnBackend final : public Backend {
   void run(const ForecastInput& in, Tensor& out, ProbSparseSampler& sampler, Trace* trace) override;
 
  private:
+  Precision precision_;
   std::unique_ptr<Engine> engine_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<Plan>> plans_;
 };

@@ -21,6 +21,10 @@ std::string_view to_string(Errc code) noexcept {
     case Errc::stopped: return "stopped";
     case Errc::backend_unavailable: return "backend_unavailable";
     case Errc::already_started: return "already_started";
+    case Errc::unknown_model: return "unknown_model";
+    case Errc::invalid_input: return "invalid_input";
+    case Errc::overloaded: return "overloaded";
+    case Errc::model_failed: return "model_failed";
   }
   return "unknown";
 }

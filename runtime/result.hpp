@@ -38,6 +38,10 @@ enum class Errc : std::uint8_t {
   stopped,             // the component was stopped. Final.
   backend_unavailable, // an engine not built in, or no device. Final.
   already_started,     // a setting that must come before start (e.g. set_transform). Final.
+  unknown_model,       // a forecast names a model the inference actor has not loaded. Final.
+  invalid_input,       // a forecast window of the wrong shape or with NaN/Inf. Final.
+  overloaded,          // the inference queue is full: back off and retry. Retryable.
+  model_failed,        // the backend threw while running a batch. Retryable.
 };
 
 /// The enumerator's name, e.g. "decode_failed".

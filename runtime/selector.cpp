@@ -31,13 +31,6 @@ std::optional<std::string> dns_subdomain_problem(std::string_view s) {
   return std::nullopt;
 }
 
-std::optional<std::string> label_key_problem(std::string_view key) {
-  const auto slash = key.find('/');
-  if (slash == std::string_view::npos) return qualified_name_problem(key, false);
-  if (auto p = dns_subdomain_problem(key.substr(0, slash))) return p;
-  return qualified_name_problem(key.substr(slash + 1), false);
-}
-
 std::optional<std::int64_t> parse_integer(std::string_view s) {
   std::int64_t value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
@@ -407,6 +400,17 @@ std::string FieldSelector::to_string() const {
     out += r.field + (r.negated ? "!=" : "=") + escape_field_value(r.value);
   }
   return out;
+}
+
+std::optional<std::string> label_key_problem(std::string_view key) {
+  const auto slash = key.find('/');
+  if (slash == std::string_view::npos) return qualified_name_problem(key, false);
+  if (auto p = dns_subdomain_problem(key.substr(0, slash))) return p;
+  return qualified_name_problem(key.substr(slash + 1), false);
+}
+
+std::optional<std::string> label_value_problem(std::string_view value) {
+  return qualified_name_problem(value, true);
 }
 
 }  // namespace kinformer

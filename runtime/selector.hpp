@@ -32,6 +32,13 @@
 
 namespace kinformer {
 
+/// Why `key` is not a valid label key ([prefix/]name), or nullopt when it is. Also what
+/// the API server validates in metadata.labels.
+std::optional<std::string> label_key_problem(std::string_view key);
+/// Why `value` is not a valid label value (empty, or ≤ 63 of [A-Za-z0-9._-] starting and
+/// ending alphanumeric), or nullopt.
+std::optional<std::string> label_value_problem(std::string_view value);
+
 class LabelSelector {
  public:
   enum class Operator : std::uint8_t { equals, not_equals, in, not_in, exists, does_not_exist, greater_than, less_than };

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include <caf/actor_system_config.hpp>
@@ -29,21 +30,23 @@ namespace {
 using namespace std::chrono_literals;
 using testing::pod;
 
+// SharedInformerOptions embeds ReflectorOptions whole: it must stay a plain value.
+static_assert(std::is_copy_constructible_v<ReflectorOptions> &&
+              std::is_default_constructible_v<ReflectorOptions>);
+
 class ReflectorFixture : public testing::VirtualTimeFixture {
  public:
   ReflectorFixture() : fifo(track(sys.spawn(testing::fake_fifo, log))) {}
 
   ReflectorOptions options() {
     ReflectorOptions o;
-    o.source = source;
-    o.fifo = fifo;
     o.random = [this] { return random_value; };
     o.watch_error_handler = [this](const Error& e) { errors.push_back(e); };
     return o;
   }
 
   ReflectorActor start(ReflectorOptions o) {
-    auto r = track(spawn_reflector(sys, std::move(o)));
+    auto r = track(spawn_reflector(sys, source, fifo, std::move(o)));
     run();
     return r;
   }
@@ -555,7 +558,6 @@ TEST_CASE_METHOD(ReflectorFixture,
     std::vector<std::function<void()>> deferred;
     source = std::make_shared<testing::FakeSource>(testing::FakeSourceOptions{
         1000, [&](std::function<void()> task) { deferred.push_back(std::move(task)); }});
-    o.source = source;
     source->add(pod("a", ""));
     source->add(pod("b", ""));
     start(o);
@@ -583,7 +585,6 @@ TEST_CASE_METHOD(ReflectorFixture,
   SECTION("a server without watch-list support gets the classic LIST") {
     source =
         std::make_shared<testing::FakeSource>(testing::FakeSourceOptions{1000, {}, /*watch_list=*/false});
-    o.source = source;
     source->add(pod("a", ""));
     start(o);
     REQUIRE(lists() == 1);
@@ -681,10 +682,7 @@ TEST_CASE("on worker threads the reflector follows changes made from another thr
   auto log = std::make_shared<testing::FifoLog>();
   auto fifo = sys.spawn(testing::fake_fifo, log);
   source->add(pod("first", ""));
-  ReflectorOptions o;
-  o.source = source;
-  o.fifo = fifo;
-  auto reflector = spawn_reflector(sys, o);
+  auto reflector = spawn_reflector(sys, source, fifo);
   constexpr int n = 1000;
   std::thread writer([&] {
     for (int i = 0; i < n; ++i) source->add(pod("p" + std::to_string(i), ""));

@@ -15,6 +15,7 @@
 
 #include "tests/apiserver/kinformer_process.hpp"
 #include "tests/apiserver/loopback_http.hpp"
+#include "tests/apiserver/tls_client.hpp"
 
 using namespace std::chrono_literals;
 
@@ -42,7 +43,10 @@ TEST_CASE("kinformer apiserver --help explains every option and bad options are 
     text.append(buffer, static_cast<std::size_t>(n));
   CHECK(help.wait_exit(10s) == 0);
   for (const char* option : {"--port", "--bind", "--token-file", "--tls-cert", "--tls-key", "--data-file",
-                             "--watch-history", "--resource", "--repair", "--wal-max-bytes"})
+                             "--watch-history", "--resource", "--repair", "--wal-max-bytes", "--client-ca",
+                             "--max-body-bytes", "--max-object-bytes", "--max-depth", "--max-patch-ops",
+                             "--max-connections", "--idle-timeout", "--header-timeout", "--read-timeout",
+                             "--write-timeout", "--watch-history-bytes"})
     CHECK(text.find(option) != std::string::npos);
   CHECK(KinformerProcess({"apiserver", "--port", "99999"}).wait_exit(10s) == 2);
   CHECK(KinformerProcess({"apiserver", "--resource", "not-a-spec"}).wait_exit(10s) == 2);
@@ -81,5 +85,36 @@ TEST_CASE("kinformer apiserver stops cleanly on SIGTERM and keeps its objects in
   CHECK(std::stoull(nlohmann::json::parse(next.body)["metadata"]["resourceVersion"].get<std::string>()) == std::stoull(rv) + 1);
   ::kill(second.pid(), SIGINT);
   CHECK(second.wait_exit(15s) == 0);
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("kinformer apiserver never logs tokens or keys whatever the requests carry",
+          "[apiserver][cli][item-11][integration]") {
+  REQUIRE_BINARY();
+  char pattern[] = "/tmp/kinformer-secrets-XXXXXX";
+  std::string dir = ::mkdtemp(pattern);
+  REQUIRE(kinformer::testing::make_test_pki(dir));
+  const std::string token = "tok-SECRET-7f3a9c";
+  std::ofstream(dir + "/token") << token << "\n";
+  KinformerProcess server({"apiserver", "--port", "0", "--log-requests", "--token-file", dir + "/token", "--tls-cert",
+                           dir + "/server.crt", "--tls-key", dir + "/server.key", "--client-ca", dir + "/ca.crt"});
+  std::string banner = server.first_line(10s);
+  auto port = port_of(banner);
+  REQUIRE(port != 0);
+  using kinformer::testing::https_get;
+  CHECK(https_get(port, "/api/v1/namespaces", {}, "Bearer " + token) == 200);
+  CHECK(https_get(port, "/api/v1/namespaces", {}, "bearer " + token) == 200);
+  CHECK(https_get(port, "/api/v1/namespaces", {}, "Bearer wrong-" + token) == 401);
+  CHECK(https_get(port, "/api/v1/namespaces", {}, "Basic " + token) == 401);
+  CHECK(https_get(port, "/api/v1/namespaces", {dir + "/client.crt", dir + "/client.key"}) == 200);
+  CHECK(https_get(port, "/api/v1/namespaces", {dir + "/rogue-client.crt", dir + "/rogue-client.key"}) == 0);
+  ::kill(server.pid(), SIGTERM);
+  CHECK(server.wait_exit(15s) == 0);
+  const std::string logged = banner + "\n" + server.stderr_text();
+  CHECK(logged.find("method=GET target=/api/v1/namespaces") != std::string::npos);  // requests are logged...
+  CHECK(logged.find("SECRET") == std::string::npos);                  // ...their credentials never
+  std::ifstream key(dir + "/server.key");
+  for (std::string line; std::getline(key, line);)
+    if (line.rfind("-----", 0) != 0) CHECK(logged.find(line) == std::string::npos);
   std::system(("rm -rf '" + dir + "'").c_str());
 }

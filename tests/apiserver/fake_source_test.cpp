@@ -199,5 +199,27 @@ TEST_CASE("an executor decides when callbacks run", "[fake_source][unit]") {
   }
 }
 
+TEST_CASE("the fault decorator works around any ListWatch and is transparent without faults",
+          "[fake_source][unit]") {
+  auto inner = std::make_shared<FakeSource>();  // any ListWatch: here another decorated source
+  inner->add(pod("a", ""));
+  FaultInjectingListWatch outer(inner);
+  auto listed = list_now(outer, list_at(""));
+  REQUIRE(listed);
+  CHECK(names(*listed) == std::vector<std::string>{"a"});
+  WatchRecorder rec;
+  auto w = outer.watch(watch_at("1"), rec.on_events(), rec.on_closed());
+  inner->add(pod("b", ""));
+  CHECK(rec.summary() == std::vector<std::string>{"ADDED b"});
+  outer.fail_next_list(fault::refused());
+  CHECK(list_now(outer, list_at("")).error().code == Errc::connection_failed);
+  CHECK(inner->list_requests().size() == 1);  // the failed request never reached the inner source
+  inner->close_watches(fault::reset());       // the inner source's own close comes through
+  REQUIRE(rec.closes.size() == 1);
+  CHECK(rec.closes[0].error().code == Errc::connection_failed);
+  CHECK(outer.open_watch_count() == 0);
+  CHECK(outer.watch_requests().size() == 1);
+}
+
 }  // namespace
 }  // namespace kinformer::testing

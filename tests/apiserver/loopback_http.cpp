@@ -110,9 +110,11 @@ std::string request_text(const std::string& method, const std::string& target, c
 
 }  // namespace
 
-int connect_loopback(std::uint16_t port) {
+int connect_loopback(std::uint16_t port, int receive_buffer) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  // before connect, so that the advertised window stays that small
+  if (receive_buffer > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);

@@ -36,8 +36,9 @@ HttpReply http_request(std::uint16_t port, const std::string& method, const std:
                        const std::string& body = "", const std::string& content_type = "application/json",
                        const Headers& headers = {}, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-/// Connects to 127.0.0.1:port; -1 on failure. For raw-socket tests.
-int connect_loopback(std::uint16_t port);
+/// Connects to 127.0.0.1:port; -1 on failure. For raw-socket tests. receive_buffer > 0
+/// keeps the receive window that small (a client that cannot take a large response).
+int connect_loopback(std::uint16_t port, int receive_buffer = 0);
 
 /// One kept-alive connection for many sequential requests (bench: no connect per request).
 class HttpConnection {

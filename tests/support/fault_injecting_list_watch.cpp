@@ -296,6 +296,7 @@ std::unique_ptr<Watch> FaultInjectingListWatch::watch(const WatchOptions& option
                     "422 Invalid: sendInitialEvents is forbidden for watch unless the WatchList feature gate "
                     "is enabled"};
     } else {
+      (void)open_taps_locked();  // forgets the finished ones
       taps_.push_back(tap);
     }
   }

@@ -19,6 +19,7 @@
 #include "runtime/metrics.hpp"
 #include "runtime/metrics_server.hpp"
 #include "tools/kinformer/command.hpp"
+#include "tools/kinformer/stop_signals.hpp"
 
 namespace {
 
@@ -39,6 +40,8 @@ constexpr const char* usage =
     "  --token-file FILE      require 'Authorization: Bearer <token>' with the token in FILE\n"
     "  --tls-cert FILE        serve HTTPS with this PEM certificate (needs --tls-key)\n"
     "  --tls-key FILE         the PEM private key for --tls-cert\n"
+    "  --client-ca FILE       accept client certificates signed by this PEM CA as authentication\n"
+    "                         (needs --tls-cert; a token from --token-file also still works)\n"
     "  --data-file FILE       keep objects durably in FILE (a snapshot) and FILE.wal-N (a write-ahead\n"
     "                         log): a write is answered only once fsynced; a crash loses no answered write\n"
     "  --wal-max-bytes N      compact the log into a new snapshot when it passes N bytes (default 64 MiB)\n"
@@ -50,11 +53,27 @@ constexpr const char* usage =
     "  --resources-file FILE  one G/V/KIND/PLURAL per line ('#' comments)\n"
     "  --bookmark-interval S  seconds between watch bookmarks (default 60)\n"
     "  --threads N            I/O threads (default 2)\n"
-    "  --log-requests         log one line per request (level info, on stderr)\n"
+    "  --log-requests         log one line per request (level info, on stderr: method and path;\n"
+    "                         never credentials)\n"
     "  --metrics-port N       serve /metrics, /healthz and /readyz on this port (0 picks a free one;\n"
     "                         printed as the second stdout line); on the --bind address\n"
     "  --log-level LEVEL      trace, debug, info (default), warn, error or off; KINFORMER_LOG_LEVEL too\n"
-    "  --help                 this text\n";
+    "  --help                 this text\n"
+    "\n"
+    "bounds (what one client can make the server hold; see the README's Security section):\n"
+    "  --max-body-bytes N     request body limit; larger bodies get 413 (default 3145728)\n"
+    "  --max-object-bytes N   one object after decoding or patching (YAML aliases, JSON Patch copies)\n"
+    "                         may not exceed this serialized size: 413 (default 3145728)\n"
+    "  --max-depth N          nesting limit of bodies and objects: 400/422 (default 256, at most 1000)\n"
+    "  --max-patch-ops N      JSON Patch operations per request: 422 beyond (default 10000)\n"
+    "  --max-connections N    open connections; beyond it the longest-idle one is closed\n"
+    "                         (default 4096, and never more than the open-file limit minus 64)\n"
+    "  --idle-timeout S       seconds a kept-alive connection may wait for its next request (default 90)\n"
+    "  --header-timeout S     seconds for a request's header, or a TLS handshake, to arrive (default 30)\n"
+    "  --read-timeout S       seconds for a request's body to arrive after its header (default 60)\n"
+    "  --write-timeout S      seconds for each response write to complete (default 60; watches: 30)\n"
+    "  --watch-history-bytes N  bytes of watch history kept, besides --watch-history events\n"
+    "                         (default 268435456)\n";
 
 bool parse_number(const char* text, unsigned long long max, unsigned long long& out) {
   char* end = nullptr;
@@ -114,6 +133,28 @@ int run_apiserver(int argc, char** argv) {
       options.tls_cert_file = v;
     } else if (arg == "--tls-key" && value(v)) {
       options.tls_key_file = v;
+    } else if (arg == "--client-ca" && value(v)) {
+      options.client_ca_file = v;
+    } else if (arg == "--max-body-bytes" && value(v) && parse_number(v, 1ull << 32, n) && n > 0) {
+      options.max_body_bytes = static_cast<std::size_t>(n);
+    } else if (arg == "--max-object-bytes" && value(v) && parse_number(v, 1ull << 32, n) && n > 0) {
+      options.limits.max_bytes = static_cast<std::size_t>(n);
+    } else if (arg == "--max-depth" && value(v) && parse_number(v, 1000, n) && n > 1) {
+      options.limits.max_depth = static_cast<std::size_t>(n);
+    } else if (arg == "--max-patch-ops" && value(v) && parse_number(v, 1000000, n) && n > 0) {
+      options.limits.max_patch_operations = static_cast<std::size_t>(n);
+    } else if (arg == "--max-connections" && value(v) && parse_number(v, 1000000, n) && n > 0) {
+      options.max_connections = static_cast<std::size_t>(n);
+    } else if (arg == "--idle-timeout" && value(v) && parse_number(v, 86400, n) && n > 0) {
+      options.idle_timeout = std::chrono::seconds(n);
+    } else if (arg == "--header-timeout" && value(v) && parse_number(v, 86400, n) && n > 0) {
+      options.header_timeout = std::chrono::seconds(n);
+    } else if (arg == "--read-timeout" && value(v) && parse_number(v, 86400, n) && n > 0) {
+      options.read_timeout = std::chrono::seconds(n);
+    } else if (arg == "--write-timeout" && value(v) && parse_number(v, 86400, n) && n > 0) {
+      options.write_timeout = std::chrono::seconds(n);
+    } else if (arg == "--watch-history-bytes" && value(v) && parse_number(v, 1ull << 40, n) && n > 0) {
+      options.watch_history_bytes = static_cast<std::size_t>(n);
     } else if (arg == "--data-file" && value(v)) {
       options.data_file = v;
     } else if (arg == "--repair") {
@@ -145,12 +186,8 @@ int run_apiserver(int argc, char** argv) {
     }
   }
 
-  // Block the stop signals before any thread starts, so only sigwait() below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Block the stop signals before any thread starts, so only the wait below sees them.
+  const sigset_t stop_signals = kinformer::cli::block_stop_signals();
 
   // The server's own metrics (apiserver/server_metrics.hpp), in the process's default registry.
   if (serve_metrics) options.observer = std::make_shared<kinformer::apiserver::ServerMetrics>(kinformer::default_registry());
@@ -163,9 +200,11 @@ int run_apiserver(int argc, char** argv) {
   std::printf("kinformer apiserver: serving on %s (kubectl --server %s ...)\n", server.url().c_str(),
               server.url().c_str());
   std::fflush(stdout);
+  const char* auth = options.token.empty()
+                         ? (options.client_ca_file.empty() ? "none" : "client certificate")
+                         : (options.client_ca_file.empty() ? "bearer token" : "bearer token or client certificate");
   kinformer::log::info("apiserver", "serving",
-                       {{"url", server.url()}, {"tls", !options.tls_cert_file.empty()},
-                        {"auth", options.token.empty() ? "none" : "bearer token"},
+                       {{"url", server.url()}, {"tls", !options.tls_cert_file.empty()}, {"auth", auth},
                         {"data_file", options.data_file.empty() ? "-" : options.data_file}});
   // Ready once serving: the store is loaded (start() recovers the data file first).
   kinformer::MetricsServer metrics({&kinformer::default_registry(), {}, options.bind_address, metrics_port});
@@ -181,9 +220,8 @@ int run_apiserver(int argc, char** argv) {
     std::fflush(stdout);
     kinformer::log::info("apiserver", "serving metrics", {{"port", *bound}, {"paths", "/metrics /healthz /readyz"}});
   }
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  kinformer::log::info("apiserver", "shutting down", {{"signal", signal_number == SIGINT ? "SIGINT" : "SIGTERM"}});
+  const char* signal_name = kinformer::cli::wait_for_stop_signal(stop_signals);
+  kinformer::log::info("apiserver", "shutting down", {{"signal", signal_name}});
   metrics.stop();
   if (auto stopped = server.stop(); !stopped) {
     kinformer::log::error("apiserver", "stopping: " + stopped.error().message);

@@ -1,6 +1,7 @@
 // kinformer eval-ett: test MSE/MAE of a trained Informer on an ETT CSV, computed as
 // the official experiment does (informer-model.md §6: scaled data, batch 32,
 // drop_last, truth = the last pred_len rows of each window).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,9 +18,11 @@ using namespace kinformer;
 
 constexpr const char* usage =
     "usage: kinformer eval-ett --config C.json --weights W.safetensors --scaler S.json --data ETTh1.csv\n"
-    "                          [--backend reference|onednn|cuda|auto] [--split test|val|train] [--batch 32] [--seed N]\n"
+    "                          [--backend reference|onednn|cuda|auto] [--precision fp32|bf16|tf32|fp16] [--split test|val|train] [--batch 32] [--seed N]\n"
     "  prints MSE and MAE on the scaled data (drop_last batches, like the official test loader).\n"
-    "  --scaler: the JSON written by tools/train_informer.py (features, target, mean, std).\n";
+    "  --scaler: the JSON written by tools/train_informer.py (features, target, mean, std).\n"
+    "  --precision other than fp32 (onednn: bf16; cuda: tf32, fp16, bf16) also runs fp32 on every\n"
+    "  batch and prints the largest |difference| of the forecasts and the fp32 MSE of the same run.\n";
 
 int run_eval_ett(int argc, char** argv) {
   cli::Options o;
@@ -28,14 +31,19 @@ int run_eval_ett(int argc, char** argv) {
     std::fputs(usage, stdout);
     return 0;
   }
-  if (!cli::parse_options(argc, argv, {"config", "weights", "scaler", "data"}, {"backend", "split", "batch", "seed"}, o,
+  if (!cli::parse_options(argc, argv, {"config", "weights", "scaler", "data"}, {"backend", "split", "batch", "seed", "precision"}, o,
                           &error)) {
     kinformer::log::error("eval-ett", error);
     std::fputs(usage, stderr);
     return 2;
   }
   try {
-    auto backend = cli::open_model(o["config"], o["weights"], o.count("backend") ? o["backend"] : "onednn");
+    const auto precision = models::parse_precision(o.count("precision") ? o["precision"] : "fp32");
+    const std::string backend_name = o.count("backend") ? o["backend"] : "onednn";
+    auto backend = cli::open_model(o["config"], o["weights"], backend_name, precision);
+    // bf16's accuracy cost is measured against fp32 on the same windows, in the same run.
+    std::unique_ptr<models::Backend> fp32_twin;
+    if (precision != models::Precision::fp32) fp32_twin = cli::open_model(o["config"], o["weights"], backend_name);
     const auto& c = backend->config();
     models::EttScaler scaler = models::read_ett_scaler(o["scaler"]);
     auto table = models::read_ett_csv(o["data"]);
@@ -69,11 +77,13 @@ int run_eval_ett(int argc, char** argv) {
     models::SeededSampler sampler(o.count("seed") ? std::strtoull(o["seed"].c_str(), nullptr, 10) : 2021);
     models::Tensor x_enc, x_mark_enc, x_dec, x_mark_dec, truth, out;
     const int64_t f_dim = scaler.features == "MS" ? static_cast<int64_t>(columns.size()) - 1 : 0;
-    double squared = 0, absolute = 0;
+    double squared = 0, absolute = 0, squared_fp32 = 0, max_difference = 0;
     int64_t n = 0;
+    models::Tensor out_fp32;
     for (int64_t b = 0; b < batches; ++b) {
       windows.batch(b * batch, batch, x_enc, x_mark_enc, x_dec, x_mark_dec, truth);
       backend->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, out, sampler);
+      if (fp32_twin) fp32_twin->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, out_fp32, sampler);
       const int64_t c_out = out.dim(2);
       for (int64_t i = 0; i < batch * c.pred_len; ++i)
         for (int64_t k = 0; k < c_out; ++k) {
@@ -82,14 +92,23 @@ int run_eval_ett(int argc, char** argv) {
           squared += e * e;
           absolute += std::fabs(e);
           ++n;
+          if (!fp32_twin) continue;
+          const auto at = static_cast<size_t>(i * c_out + k);
+          double e32 = static_cast<double>(out_fp32.data[at]) - truth.data[static_cast<size_t>(i * windows.channels + f_dim + k)];
+          squared_fp32 += e32 * e32;
+          max_difference = std::max(max_difference, static_cast<double>(std::fabs(out.data[at] - out_fp32.data[at])));
         }
       if (b % 10 == 0) std::fprintf(stderr, "\reval-ett: batch %lld/%lld", static_cast<long long>(b + 1), static_cast<long long>(batches));
     }
     std::fprintf(stderr, "\n");
-    std::printf("%s split of %s: mse %.6f mae %.6f over %lld windows (features %s, %d/%d/%d, batch %lld drop_last, backend %s)\n",
+    std::printf("%s split of %s: mse %.6f mae %.6f over %lld windows (features %s, %d/%d/%d, batch %lld drop_last, backend %s %s)\n",
                 split_name.c_str(), o["data"].c_str(), squared / static_cast<double>(n), absolute / static_cast<double>(n),
                 static_cast<long long>(batches * batch), scaler.features.c_str(), c.seq_len, c.label_len, c.pred_len,
-                static_cast<long long>(batch), std::string(backend->name()).c_str());
+                static_cast<long long>(batch), std::string(backend->name()).c_str(),
+                std::string(models::to_string(precision)).c_str());
+    if (fp32_twin)
+      std::printf("%s vs fp32 on the same windows: max |difference| %.6g, fp32 mse %.6f\n",
+                  std::string(models::to_string(precision)).c_str(), max_difference, squared_fp32 / static_cast<double>(n));
     return 0;
   } catch (const std::exception& e) {
     kinformer::log::error("eval-ett", e.what());

@@ -13,7 +13,7 @@ namespace {
 constexpr const char* usage =
     "usage: kinformer forecast --config C.json --weights W.safetensors --x-enc X.npy --x-mark-enc XM.npy\n"
     "                          --x-dec D.npy --x-mark-dec DM.npy --out Y.npy\n"
-    "                          [--backend reference|onednn|cuda|auto] [--seed N]\n"
+    "                          [--backend reference|onednn|cuda|auto] [--precision fp32|bf16|tf32|fp16] [--seed N]\n"
     "  inputs float32: x_enc [B, seq_len, enc_in], x_mark_enc [B, seq_len, F_t],\n"
     "  x_dec [B, label_len+pred_len, dec_in], x_mark_dec [B, label_len+pred_len, F_t];\n"
     "  output [B, pred_len, c_out]. Default backend: onednn. --seed: ProbSparse key sampling (default 2021).\n";
@@ -27,13 +27,14 @@ int run_forecast(int argc, char** argv) {
     return 0;
   }
   if (!cli::parse_options(argc, argv, {"config", "weights", "x-enc", "x-mark-enc", "x-dec", "x-mark-dec", "out"},
-                          {"backend", "seed"}, o, &error)) {
+                          {"backend", "seed", "precision"}, o, &error)) {
     kinformer::log::error("forecast", error);
     std::fputs(usage, stderr);
     return 2;
   }
   try {
-    auto backend = cli::open_model(o["config"], o["weights"], o.count("backend") ? o["backend"] : "onednn");
+    auto backend = cli::open_model(o["config"], o["weights"], o.count("backend") ? o["backend"] : "onednn",
+                                   models::parse_precision(o.count("precision") ? o["precision"] : "fp32"));
     auto x_enc = models::read_npy(o["x-enc"]), x_mark_enc = models::read_npy(o["x-mark-enc"]),
          x_dec = models::read_npy(o["x-dec"]), x_mark_dec = models::read_npy(o["x-mark-dec"]);
     models::SeededSampler sampler(o.count("seed") ? std::strtoull(o["seed"].c_str(), nullptr, 10) : 2021);

@@ -35,12 +35,12 @@ bool parse_options(int argc, char** argv, const std::vector<std::string>& requir
 }
 
 std::unique_ptr<models::Backend> open_model(const std::string& config_path, const std::string& weights_path,
-                                            const std::string& backend) {
+                                            const std::string& backend, models::Precision precision) {
   std::vector<std::string> warnings;
   auto config = models::load_config(config_path, &warnings);
   for (const auto& w : warnings) kinformer::log::warn("model", w);
   auto weights = models::load_weights(weights_path, config);
-  return models::make_backend(backend, config, std::move(weights));
+  return models::make_backend(backend, config, std::move(weights), {precision});
 }
 
 }  // namespace kinformer::cli

@@ -23,8 +23,10 @@ using Options = std::map<std::string, std::string>;
 bool parse_options(int argc, char** argv, const std::vector<std::string>& required,
                    const std::vector<std::string>& optional, Options& out, std::string* error);
 
-/// Loads the config (warnings to stderr) and weights, and makes the backend.
+/// Loads the config (warnings to stderr) and weights, and makes the backend
+/// (bf16: onednn only, models/backend.hpp).
 std::unique_ptr<models::Backend> open_model(const std::string& config_path, const std::string& weights_path,
-                                            const std::string& backend);
+                                            const std::string& backend,
+                                            models::Precision precision = models::Precision::fp32);
 
 }  // namespace kinformer::cli

@@ -1,0 +1,312 @@
+#include "actors/inference.hpp"
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include <caf/actor_cast.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/spawn_options.hpp>
+#include <caf/stateful_actor.hpp>
+#include <caf/system_messages.hpp>
+#include <caf/typed_event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/errors.hpp"
+#include "actors/tsan.hpp"
+#include "models/informer_weights.hpp"
+#include "models/model_error.hpp"
+#include "models/openmp_env.hpp"
+
+namespace kinformer::actors::detail {
+
+// What the front actor and its worker exchange: local only (shared, never copied).
+struct BatchOutput {
+  models::Tensor out;  // [n, pred_len, c_out]
+  double model_ms = 0;
+  std::string error;  // the backend's exception text; empty on success
+};
+using BatchPtr = std::shared_ptr<const Batch>;
+using BatchOutputPtr = std::shared_ptr<const BatchOutput>;
+using Backends = std::map<std::string, std::shared_ptr<models::Backend>>;
+
+}  // namespace kinformer::actors::detail
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::actors::detail::BatchPtr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::actors::detail::BatchOutputPtr)
+
+namespace kinformer::actors {
+namespace {
+
+using detail::Backends;
+using detail::BatchOutput;
+using detail::BatchOutputPtr;
+using detail::BatchPtr;
+
+using WorkerActor = caf::typed_actor<caf::replies_to<run_batch_atom, BatchPtr>::with<BatchOutputPtr>>;
+// The front's own timer message stays off the public interface (caf-0.17.md §3).
+using Impl = InferenceActor::extend<caf::reacts_to<batch_due_atom, uint64_t>>;
+using ReplyPromise = caf::typed_response_promise<ForecastReply>;
+
+double ms_between(BatchClock::time_point from, BatchClock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// The worker owns the backends; a model call blocks only its own thread.
+struct WorkerState {
+  Backends backends;
+
+  BatchOutputPtr run(const Batch& batch) {
+    auto output = std::make_shared<BatchOutput>();
+    auto backend = backends.find(batch.key.model);
+    if (backend == backends.end()) {
+      output->error = "no backend for model '" + batch.key.model + "'";
+      return output;
+    }
+    const auto start = BatchClock::now();
+    try {  // models/ may throw (ModelError, dnnl::error): this batch fails, the worker lives on
+      backend->second->forecast({batch.x_enc, batch.x_mark_enc, batch.x_dec, batch.x_mark_dec}, output->out);
+    } catch (const std::exception& e) {
+      output->error = e.what();
+    }
+    output->model_ms = ms_between(start, BatchClock::now());
+    return output;
+  }
+};
+
+WorkerActor::behavior_type worker(WorkerActor::stateful_pointer<WorkerState> self,
+                                  std::shared_ptr<Backends> backends) {
+  self->state.backends = std::move(*backends);
+  return {
+      [=](run_batch_atom, const BatchPtr& batch) {
+        const detail::HandlerScope handoff;
+        return self->state.run(*batch);
+      },
+  };
+}
+
+struct FrontState {
+  InferenceBatcher batcher;
+  std::unordered_map<Ticket, ReplyPromise> waiting;  // every admitted ticket until it is answered
+  Ticket next_ticket = 1;
+  WorkerActor worker;
+  std::size_t in_flight = 0;  // batches with the worker, at most max_in_flight
+  std::size_t max_in_flight = 2;
+  uint64_t timer_generation = 0;                    // a batch_due with another generation is stale
+  std::optional<BatchClock::time_point> timer_due;  // when the live timer fires; none armed if empty
+  InferenceMetrics metrics;
+
+  using Self = Impl::stateful_pointer<FrontState>;
+
+  caf::result<ForecastReply> forecast(Self self, ForecastRequest& request) {
+    ++metrics.requests;
+    const Ticket ticket = next_ticket++;
+    auto admitted = batcher.admit(ticket, std::move(request), self->clock().now());
+    if (!admitted) {
+      count_rejection(admitted.error().code);
+      return to_caf_error(admitted.error());
+    }
+    auto promise = self->make_response_promise<ForecastReply>();
+    waiting.emplace(ticket, promise);
+    dispatch(self);
+    return promise;
+  }
+
+  void timer_fired(Self self, uint64_t generation) {
+    if (generation != timer_generation) return;
+    timer_due.reset();
+    dispatch(self);
+  }
+
+  void finished(Self self, const Batch& batch, const BatchOutput& output) {
+    --in_flight;
+    metrics.model_time.add(output.model_ms);
+    if (!output.error.empty()) {
+      fail(batch.tickets,
+           Error{Errc::model_failed, "batch of " + std::to_string(batch.tickets.size()) + " for model '" +
+                                         batch.key.model + "' failed: " + output.error});
+    } else {
+      for (std::size_t i = 0; i < batch.tickets.size(); ++i)
+        answer(batch.tickets[i], InferenceBatcher::slice(output.out, i));
+    }
+    dispatch(self);
+  }
+
+  void worker_failed(Self self, const Batch& batch, const caf::error& error) {
+    --in_flight;
+    fail(batch.tickets,
+         Error{Errc::model_failed, "the backend worker failed: " + self->system().render(error)});
+    dispatch(self);
+  }
+
+  void shutdown(Self self, const caf::exit_msg& msg) {
+    std::vector<Ticket> all;
+    for (const auto& [ticket, promise] : waiting) all.push_back(ticket);
+    fail(all, Error{Errc::stopped, "the inference actor stopped: " + self->system().render(msg.reason)});
+    batcher.drain();
+    self->quit(msg.reason);
+  }
+
+  InferenceMetrics snapshot() {
+    metrics.queued = batcher.queued();
+    return metrics;
+  }
+
+ private:
+  // Hands ready batches to the worker while it has fewer than max_in_flight, then
+  // keeps one timer armed for the next deadline (none while the worker is full:
+  // its next answer dispatches again).
+  void dispatch(Self self) {
+    const auto now = self->clock().now();
+    while (in_flight < max_in_flight) {
+      auto batch = batcher.take_ready(now);
+      if (!batch) break;
+      send_to_worker(self, std::move(*batch), now);
+    }
+    metrics.queued = batcher.queued();
+    if (in_flight >= max_in_flight) return;
+    auto due = batcher.next_deadline();
+    if (!due || (timer_due && *timer_due <= *due)) return;
+    timer_due = due;
+    const auto delay = std::max(*due - now, BatchClock::duration::zero());
+    self->delayed_send(self, std::chrono::duration_cast<std::chrono::microseconds>(delay),
+                       batch_due_atom::value, ++timer_generation);
+  }
+
+  void send_to_worker(Self self, Batch batch, BatchClock::time_point now) {
+    ++in_flight;
+    for (auto arrived : batch.arrived) metrics.queue_delay.add(ms_between(arrived, now));
+    const auto n = batch.tickets.size();
+    if (metrics.batch_sizes.size() <= n) metrics.batch_sizes.resize(n + 1, 0);
+    ++metrics.batch_sizes[n];
+    auto shared = std::make_shared<const Batch>(std::move(batch));
+    detail::handing_over();
+    self->request(worker, caf::infinite, run_batch_atom::value, BatchPtr{shared})
+        .then(
+            [=](const BatchOutputPtr& out) {
+              const detail::HandlerScope handoff;
+              self->state.finished(self, *shared, *out);
+            },
+            [=](caf::error& err) {
+              const detail::HandlerScope handoff;
+              self->state.worker_failed(self, *shared, err);
+            });
+  }
+
+  void answer(Ticket ticket, ForecastReply reply) {
+    auto it = waiting.find(ticket);
+    if (it == waiting.end()) return;
+    ++metrics.answered;
+    detail::handing_over();
+    it->second.deliver(std::move(reply));
+    waiting.erase(it);
+  }
+
+  void fail(const std::vector<Ticket>& tickets, const Error& error) {
+    for (auto ticket : tickets) {
+      auto it = waiting.find(ticket);
+      if (it == waiting.end()) continue;
+      if (error.code == Errc::model_failed) ++metrics.failed;
+      detail::handing_over();
+      it->second.deliver(to_caf_error(error));
+      waiting.erase(it);
+    }
+  }
+
+  void count_rejection(Errc code) {
+    if (code == Errc::unknown_model)
+      ++metrics.rejected_unknown;
+    else if (code == Errc::overloaded)
+      ++metrics.rejected_overload;
+    else
+      ++metrics.rejected_invalid;
+  }
+};
+
+Impl::behavior_type front(Impl::stateful_pointer<FrontState> self, InferenceBatcher batcher,
+                          std::shared_ptr<Backends> backends, bool detached_worker,
+                          std::size_t max_in_flight) {
+  auto& st = self->state;
+  st.batcher = std::move(batcher);
+  st.max_in_flight = std::max<std::size_t>(max_in_flight, 1);
+  st.metrics.batch_sizes.assign(st.batcher.options().max_batch + 1, 0);
+  st.worker = detached_worker ? self->spawn<caf::detached + caf::linked>(worker, backends)
+                              : self->spawn<caf::linked>(worker, backends);
+  // Any exit (a shutdown request, the linked worker dying) answers every waiting requester first.
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    const detail::HandlerScope handoff;
+    self->state.shutdown(self, msg);
+  });
+  return {
+      [=](forecast_atom, ForecastRequest& request) {
+        const detail::HandlerScope handoff;
+        return self->state.forecast(self, request);
+      },
+      [=](metrics_atom) { return self->state.snapshot(); },
+      [=](batch_due_atom, uint64_t generation) {
+        const detail::HandlerScope handoff;
+        self->state.timer_fired(self, generation);
+      },
+  };
+}
+
+}  // namespace
+
+Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<LoadedModel> loaded,
+                                       const InferenceOptions& options) {
+  if (loaded.empty()) return Error{Errc::invalid_input, "inference: no model given"};
+  std::string why;
+  const std::string backend = options.backend == "auto" ? models::preferred_backend(&why) : options.backend;
+  if (!options.quiet) {
+    std::fprintf(stderr, "inference: backend %s\n",
+                 why.empty() ? backend.c_str() : ("auto -> " + why).c_str());
+    if (!models::passive_wait_policy())
+      std::fprintf(stderr,
+                   "inference: OMP_WAIT_POLICY is not PASSIVE: OpenMP threads will spin between batches\n");
+  }
+  InferenceBatcher batcher(options.batching);
+  auto backends = std::make_shared<Backends>();
+  for (auto& model : loaded) {
+    if (backends->count(model.name))
+      return Error{Errc::invalid_input, "inference: model '" + model.name + "' given twice"};
+    try {
+      (*backends)[model.name] =
+          model.backend ? model.backend
+                        : models::make_backend(backend, model.config, model.weights, {model.precision});
+    } catch (const models::ModelError& e) {
+      return Error{Errc::backend_unavailable, "inference: model '" + model.name + "': " + e.what()};
+    }
+    batcher.add_model(model.name, model.config);
+  }
+  Impl impl =
+      system.spawn(front, std::move(batcher), backends, options.detached_worker, options.max_in_flight);
+  return InferenceActor{impl};
+}
+
+Result<InferenceActor> spawn_inference(caf::actor_system& system, const InferenceOptions& options) {
+  std::vector<LoadedModel> loaded;
+  for (const auto& m : options.models) {
+    try {
+      auto config = models::load_config(m.config_path);
+      auto weights = models::load_weights(m.weights_path, config);
+      loaded.push_back(LoadedModel{m.name, config, std::move(weights), m.precision});
+    } catch (const std::exception& e) {
+      return Error{Errc::invalid_input, "inference: model '" + m.name + "': " + e.what()};
+    }
+  }
+  return spawn_inference(system, std::move(loaded), options);
+}
+
+void register_inference_types(caf::actor_system_config& config) {
+  config.add_message_type<ForecastRequest>("kinformer.ForecastRequest");
+  config.add_message_type<ForecastReply>("kinformer.ForecastReply");
+  config.add_message_type<InferenceMetrics>("kinformer.InferenceMetrics");
+}
+
+}  // namespace kinformer::actors

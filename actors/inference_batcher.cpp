@@ -1,0 +1,157 @@
+#include "actors/inference_batcher.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace kinformer::actors {
+
+const std::vector<double>& LatencyHistogram::bounds_ms() {
+  static const std::vector<double> bounds = {
+      0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000, std::numeric_limits<double>::infinity()};
+  return bounds;
+}
+
+void LatencyHistogram::add(double ms) {
+  const auto& b = bounds_ms();
+  counts[static_cast<std::size_t>(std::lower_bound(b.begin(), b.end(), ms) - b.begin())] += 1;
+  ++count;
+  sum_ms += ms;
+  max_ms = std::max(max_ms, ms);
+}
+
+InferenceBatcher::InferenceBatcher(BatcherOptions options) : options_(options) {
+  options_.max_batch = std::max<std::size_t>(options_.max_batch, 1);
+}
+
+void InferenceBatcher::add_model(const std::string& name, const models::InformerConfig& c) {
+  models_[name] = Shape{c.enc_in, c.dec_in, c.c_out, c.time_features(), c.pred_len};
+}
+
+namespace {
+
+Result<void> invalid(std::string message) { return Error{Errc::invalid_input, std::move(message)}; }
+
+Result<void> check_tensor(const char* name, const std::vector<float>& values, int32_t rows, int32_t channels,
+                          const char* channel_name) {
+  const auto expected = static_cast<std::size_t>(rows) * static_cast<std::size_t>(channels);
+  if (values.size() != expected)
+    return invalid(std::string(name) + " has " + std::to_string(values.size()) + " values, expected " +
+                   std::to_string(rows) + " rows x " + std::to_string(channels) + " " + channel_name + " = " +
+                   std::to_string(expected));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      return invalid(std::string(name) + " has a non-finite value (" + std::to_string(values[i]) + ") at [" +
+                     std::to_string(i / static_cast<std::size_t>(channels)) + ", " +
+                     std::to_string(i % static_cast<std::size_t>(channels)) + "]");
+  return {};
+}
+
+}  // namespace
+
+Result<void> InferenceBatcher::check(const Shape& s, const ForecastRequest& r) const {
+  constexpr int32_t max_len = 5000;  // the positional table (informer-model.md §1)
+  if (r.seq_len < 1 || r.seq_len > max_len)
+    return invalid("seq_len " + std::to_string(r.seq_len) + " is outside [1, 5000]");
+  if (r.dec_len <= s.pred_len || r.dec_len > max_len)
+    return invalid("dec_len " + std::to_string(r.dec_len) + " must be above the model's pred_len " +
+                   std::to_string(s.pred_len) + " and at most 5000");
+  for (auto done : {check_tensor("x_enc", r.x_enc, r.seq_len, s.enc_in, "enc_in channels"),
+                    check_tensor("x_mark_enc", r.x_mark_enc, r.seq_len, s.time_features, "time features"),
+                    check_tensor("x_dec", r.x_dec, r.dec_len, s.dec_in, "dec_in channels"),
+                    check_tensor("x_mark_dec", r.x_mark_dec, r.dec_len, s.time_features, "time features")})
+    if (!done) return done;
+  return {};
+}
+
+Result<void> InferenceBatcher::admit(Ticket ticket, ForecastRequest request, BatchClock::time_point now) {
+  auto model = models_.find(request.model);
+  if (model == models_.end()) {
+    std::string known;
+    for (const auto& [name, shape] : models_) known += (known.empty() ? "" : ", ") + name;
+    return Error{Errc::unknown_model, "no model '" + request.model + "' is loaded (loaded: " + known + ")"};
+  }
+  if (auto ok = check(model->second, request); !ok) return ok;
+  if (queued_ >= options_.max_queue)
+    return Error{Errc::overloaded,
+                 "inference queue is full (" + std::to_string(queued_) + " windows waiting); retry later"};
+  BucketKey key{request.model, request.seq_len, request.dec_len - model->second.pred_len,
+                model->second.pred_len};
+  buckets_[std::move(key)].push_back(Waiting{ticket, std::move(request), now});
+  ++queued_;
+  return {};
+}
+
+std::optional<BatchClock::time_point> InferenceBatcher::next_deadline() const {
+  std::optional<BatchClock::time_point> next;
+  for (const auto& [key, waiting] : buckets_) {
+    auto due = waiting.size() >= options_.max_batch ? waiting.front().arrived
+                                                    : waiting.front().arrived + options_.max_delay;
+    if (!next || due < *next) next = due;
+  }
+  return next;
+}
+
+std::optional<Batch> InferenceBatcher::take_ready(BatchClock::time_point now) {
+  auto chosen = buckets_.end();
+  for (auto it = buckets_.begin(); it != buckets_.end(); ++it) {
+    const auto& waiting = it->second;
+    const bool ready =
+        waiting.size() >= options_.max_batch || waiting.front().arrived + options_.max_delay <= now;
+    if (ready && (chosen == buckets_.end() || waiting.front().arrived < chosen->second.front().arrived))
+      chosen = it;
+  }
+  if (chosen == buckets_.end()) return std::nullopt;
+  auto& waiting = chosen->second;
+  const auto n = std::min(waiting.size(), options_.max_batch);
+  const auto& first = waiting.front().request;
+  const auto& key = chosen->first;
+  const auto ch = [&](const std::vector<float>& v, int32_t rows) {
+    return static_cast<int64_t>(v.size()) / rows;
+  };
+  Batch batch;
+  batch.key = key;
+  const auto b = static_cast<int64_t>(n);
+  batch.x_enc.resize({b, key.seq_len, ch(first.x_enc, first.seq_len)});
+  batch.x_mark_enc.resize({b, key.seq_len, ch(first.x_mark_enc, first.seq_len)});
+  batch.x_dec.resize({b, first.dec_len, ch(first.x_dec, first.dec_len)});
+  batch.x_mark_dec.resize({b, first.dec_len, ch(first.x_mark_dec, first.dec_len)});
+  auto put = [](models::Tensor& t, std::size_t row, const std::vector<float>& v) {
+    std::memcpy(t.ptr() + row * v.size(), v.data(), v.size() * sizeof(float));
+  };
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& w = waiting.front();
+    put(batch.x_enc, i, w.request.x_enc);
+    put(batch.x_mark_enc, i, w.request.x_mark_enc);
+    put(batch.x_dec, i, w.request.x_dec);
+    put(batch.x_mark_dec, i, w.request.x_mark_dec);
+    batch.tickets.push_back(w.ticket);
+    batch.arrived.push_back(w.arrived);
+    waiting.pop_front();
+  }
+  queued_ -= n;
+  if (waiting.empty()) buckets_.erase(chosen);
+  return batch;
+}
+
+std::vector<Ticket> InferenceBatcher::drain() {
+  std::vector<Ticket> tickets;
+  for (const auto& [key, waiting] : buckets_)
+    for (const auto& w : waiting) tickets.push_back(w.ticket);
+  buckets_.clear();
+  queued_ = 0;
+  return tickets;
+}
+
+ForecastReply InferenceBatcher::slice(const models::Tensor& out, std::size_t row) {
+  ForecastReply reply;
+  reply.pred_len = static_cast<int32_t>(out.dim(1));
+  reply.c_out = static_cast<int32_t>(out.dim(2));
+  const auto per_row = static_cast<std::size_t>(out.dim(1) * out.dim(2));
+  reply.values.assign(out.data.begin() + static_cast<std::ptrdiff_t>(row * per_row),
+                      out.data.begin() + static_cast<std::ptrdiff_t>((row + 1) * per_row));
+  return reply;
+}
+
+}  // namespace kinformer::actors

@@ -1,0 +1,107 @@
+// actors/inference_batcher.hpp
+//
+// InferenceBatcher: the inference actor's queue (actors/inference.hpp) as a plain
+// data structure, so its rules are testable without actors. Windows wait in
+// buckets keyed by (model, seq_len, label_len, pred_len): every window of a bucket
+// has the same shapes, so a batch taken from one bucket is one model call.
+//
+// Contract
+//   * admit() checks a window before queueing it, and rejects it alone:
+//     Errc::unknown_model, Errc::invalid_input (a tensor's size does not match
+//     its rows × the model's channels, non-positive or too long lengths, dec_len
+//     not above pred_len, a NaN or Inf value: the message names the tensor and
+//     the element), Errc::overloaded when max_queue windows already wait.
+//   * take_ready(now) hands out a batch from a bucket that holds max_batch
+//     windows or whose oldest window has waited max_delay; among those, the one
+//     whose oldest window came first. At most max_batch windows, oldest first.
+//   * next_deadline(): when the oldest waiting window's max_delay runs out
+//     (nullopt when nothing waits); a full bucket is ready at once.
+//   * Tickets are the caller's; each admitted ticket comes out in exactly one batch.
+// Threading: not thread-safe; one owner (the inference actor). Errors: Result.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "actors/inference_messages.hpp"
+#include "models/informer_config.hpp"
+#include "models/tensor.hpp"
+#include "runtime/result.hpp"
+
+namespace kinformer::actors {
+
+/// All optional.
+struct BatcherOptions {
+  std::size_t max_batch = 32;  // windows per model call; 32 is the official batch size
+  std::chrono::microseconds max_delay{std::chrono::milliseconds(5)};  // longest a window waits for company
+  std::size_t max_queue =
+      1024;  // waiting windows before overload errors (bounds memory: ~8 KB/window at L=96, 7 ch)
+};
+
+using Ticket = uint64_t;
+using BatchClock = std::chrono::steady_clock;
+
+struct BucketKey {
+  std::string model;
+  int32_t seq_len = 0, label_len = 0, pred_len = 0;
+  bool operator<(const BucketKey& o) const {
+    return std::tie(model, seq_len, label_len, pred_len) <
+           std::tie(o.model, o.seq_len, o.label_len, o.pred_len);
+  }
+};
+
+/// One model call: windows stacked along the batch dimension, in ticket order.
+struct Batch {
+  BucketKey key;
+  std::vector<Ticket> tickets;
+  std::vector<BatchClock::time_point> arrived;
+  models::Tensor x_enc, x_mark_enc, x_dec, x_mark_dec;  // [n, len, channels]
+};
+
+class InferenceBatcher {
+ public:
+  explicit InferenceBatcher(BatcherOptions options = {});
+
+  /// Makes `name` known with the shapes of `config` (replaces an earlier one).
+  void add_model(const std::string& name, const models::InformerConfig& config);
+
+  Result<void> admit(Ticket ticket, ForecastRequest request, BatchClock::time_point now);
+
+  std::optional<BatchClock::time_point> next_deadline() const;
+
+  std::optional<Batch> take_ready(BatchClock::time_point now);
+
+  /// Removes every waiting window and returns their tickets (shutdown).
+  std::vector<Ticket> drain();
+
+  std::size_t queued() const { return queued_; }
+  const BatcherOptions& options() const { return options_; }
+
+  /// Row `row` of a batch's output [n, pred_len, c_out] as one window's reply.
+  static ForecastReply slice(const models::Tensor& out, std::size_t row);
+
+ private:
+  struct Waiting {
+    Ticket ticket;
+    ForecastRequest request;
+    BatchClock::time_point arrived;
+  };
+  struct Shape {
+    int32_t enc_in, dec_in, c_out, time_features, pred_len;
+  };
+
+  Result<void> check(const Shape& shape, const ForecastRequest& r) const;
+
+  BatcherOptions options_;
+  std::map<std::string, Shape> models_;
+  std::map<BucketKey, std::deque<Waiting>> buckets_;  // no empty deques
+  std::size_t queued_ = 0;                            // sum of the deques' sizes
+};
+
+}  // namespace kinformer::actors
