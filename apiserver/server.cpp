@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -20,6 +21,7 @@
 #include "apiserver/auth.hpp"
 #include "apiserver/connection_registry.hpp"
 #include "apiserver/storage/persistence.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::apiserver {
 
@@ -111,6 +113,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if (closed_) return;
     closed_ = true;
     if (watching_) shared_.counters->watches_active--;
+    watch_observer_.reset();
     watching_ = false;
     if (wait_ticket_) shared_.store->cancel_wait(wait_ticket_);
     wait_ticket_ = 0;
@@ -189,9 +192,14 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       return shutdown();
     if (ec == http::error::body_limit)
       return send_error_and_close(ApiError::too_large(shared_.options->max_body_bytes));
+    request_started_ = std::chrono::steady_clock::now();
     if (ec) return send_error_and_close(ApiError::bad_request("malformed HTTP request: " + ec.message()));
     shared_.counters->requests++;
     auto& message = parser_->get();
+    if (shared_.options->observer) {
+      observed_method_ = std::string(message.method_string());
+      observed_target_ = std::string(message.target());
+    }
     HttpRequest request;
     request.method = std::string(message.method_string());
     request.target = std::string(message.target());
@@ -201,7 +209,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     keep_alive_ = message.keep_alive();
     // The target is logged, never a header: credentials travel in Authorization only.
     if (shared_.options->log_requests)
-      std::fprintf(stderr, "apiserver: %s %s %s\n", peer_.c_str(), request.method.c_str(), request.target.c_str());
+      log::info("apiserver", "request", {{"peer", peer_}, {"method", request.method}, {"target", request.target}});
     if (!shared_.auth->accepts(message[http::field::authorization], verified_certificate_))
       return send_response(error_response(ApiError::unauthorized()));
     auto reply = shared_.api->handle(request, shared_.address);
@@ -241,7 +249,17 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     send_response(error_response(error));
   }
 
+  // The one place a request's outcome reaches ServerOptions::observer.
+  void observe(int status) {
+    if (!shared_.options->observer) return;
+    shared_.options->observer->on_request(observed_method_, observed_target_, status,
+                                          std::chrono::steady_clock::now() - request_started_);
+    observed_method_.clear();
+    observed_target_.clear();
+  }
+
   void send_response(HttpResponse response) {
+    observe(response.status);  // before the branch: a streamed list is one request too
     if (response.list) return send_list(std::move(response));
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
     res->set(http::field::content_type, response.content_type);
@@ -340,6 +358,9 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     watching_ = true;
     shared_.counters->watches_started++;
     shared_.counters->watches_active++;
+    observe(200);
+    if (shared_.options->observer)
+      watch_observer_ = shared_.options->observer->on_watch_started(plan_->filter.type().plural);
     position_ = plan_->start_after;
     beast::get_lowest_layer(stream_).expires_never();  // write stalls are timed by write_timer_
     pending_.push_back(
@@ -398,10 +419,11 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     pump();
   }
 
-  void close_slow(const char* why) {
+  void close_slow(const char* why, WatchDrop drop) {
     shared_.counters->slow_watchers_closed++;
-    std::fprintf(stderr, "apiserver: closing the watch of %s from %s: %s\n", plan_->filter.type().plural.c_str(),
-                 peer_.c_str(), why);
+    if (watch_observer_) watch_observer_->dropped(drop);
+    log::warn("apiserver", std::string("closing a watch: ") + why,
+              {{"resource", plan_->filter.type().plural}, {"peer", peer_}});
   }
 
   // Moves store events into a batch and writes it; waits for the store when idle.
@@ -420,6 +442,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       if (!plan_->initial_lines.empty()) {  // the initial-events-end bookmark follows the initial objects
         std::string chunk;
         for (auto& line : plan_->initial_lines) chunk += line;
+        initial_events_ += plan_->initial_lines.size();
         plan_->initial_lines.clear();
         batch_strings_.push_back(chunk_header(chunk.size()) + chunk + "\r\n");
         buffers.push_back(net::buffer(batch_strings_.back()));
@@ -442,13 +465,15 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     write_timer_.expires_after(shared_.options->watch_write_timeout);
     write_timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
       if (ec || !self->writing_ || self->closed_) return;
-      self->close_slow("the client has not read for the whole watch write timeout");
+      self->close_slow("the client has not read for the whole watch write timeout", WatchDrop::write_timeout);
       self->shutdown();
     });
-    net::async_write(stream_, buffers, [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
+    net::async_write(stream_, buffers, [self = this->shared_from_this(), events = batch_events_.size() + std::exchange(initial_events_, 0)](
+                                           beast::error_code ec, std::size_t) {
       self->writing_ = false;
       self->write_timer_.cancel();
       if (ec) return self->shutdown();
+      if (self->watch_observer_ && events) self->watch_observer_->events_sent(events);
       self->pump();
     });
   }
@@ -468,6 +493,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       buffers.push_back(net::buffer(json));
       buffers.push_back(net::buffer(suffix));
       bytes += prefix.size() + json.size() + suffix.size();
+      ++initial_events_;
     }
     batch_strings_.back() = chunk_header(bytes);
     buffers[header_slot] = net::buffer(batch_strings_.back());
@@ -477,7 +503,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void collect_events(std::vector<net::const_buffer>& buffers) {
     std::vector<EventPtr> events;
     if (!shared_.store->events_after(position_, max_events_per_batch, events)) {
-      close_slow("it fell behind the watch history (it reads too slowly); sending 410 Expired");
+      close_slow("it fell behind the watch history (it reads too slowly); sending 410 Expired",
+                 WatchDrop::fell_behind);
       auto line = error_line(ApiError::expired("too old resource version: " + std::to_string(position_) + " (" +
                                                std::to_string(shared_.store->compacted_through() + 1) +
                                                "): the watcher fell behind the server's watch history"));
@@ -542,6 +569,12 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   std::deque<std::string> batch_strings_;  // owned bytes of the write in flight (deque: stable)
   std::deque<std::string> batch_scratch_;  // lines rendered for this watcher only
   std::vector<EventPtr> batch_events_;     // shared lines of the write in flight
+  // For ServerOptions::observer: the request being answered, and the open watch's sink.
+  std::chrono::steady_clock::time_point request_started_;
+  std::string observed_method_;
+  std::string observed_target_;
+  std::unique_ptr<WatchObserver> watch_observer_;
+  std::size_t initial_events_ = 0;  // initial-state lines (ADDEDs, end bookmark) in this batch, not yet counted
   net::steady_timer watch_timeout_;
   net::steady_timer bookmark_timer_;
   net::steady_timer write_timer_;
@@ -608,8 +641,8 @@ struct Server::Impl {
     bool freed = sessions.evict_oldest_idle();
     if (!freed) backoff = std::min(backoff * 2, std::chrono::milliseconds(max_accept_backoff));
     if (backoff == max_accept_backoff)
-      std::fprintf(stderr, "apiserver: accept failed (%s); retrying in %lld ms\n", ec.message().c_str(),
-                   static_cast<long long>(backoff.count()));
+      log::warn("apiserver", "accept failed; retrying",
+                {{"error", ec.message()}, {"retry_ms", static_cast<long long>(backoff.count())}});
     accept_backoff->expires_after(freed ? min_accept_backoff : backoff);
     accept_backoff->async_wait([this](beast::error_code wait_ec) {
       if (wait_ec || !acceptor->is_open()) return;

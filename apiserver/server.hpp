@@ -51,6 +51,7 @@
 #include "apiserver/api.hpp"
 #include "apiserver/object_limits.hpp"
 #include "apiserver/resources.hpp"
+#include "apiserver/server_observer.hpp"
 #include "apiserver/store.hpp"
 #include "runtime/result.hpp"
 
@@ -80,7 +81,9 @@ struct ServerOptions {
   std::chrono::milliseconds bookmark_interval{60000};   // with allowWatchBookmarks
   std::chrono::milliseconds watch_write_timeout{30000}; // a stuck watcher is closed after this
   unsigned threads = 2;                    // I/O threads
-  bool log_requests = false;               // one stderr line per request (method, target; never credentials)
+  bool log_requests = false;               // one info log line per request (method, target; never credentials)
+  // Told about every request and watch (apiserver/server_observer.hpp), e.g. ServerMetrics.
+  std::shared_ptr<ServerObserver> observer;
 };
 
 struct ServerStats {

@@ -16,6 +16,7 @@
 #include "apiserver/storage/log_format.hpp"
 #include "apiserver/storage/persisted_object.hpp"
 #include "apiserver/storage/snapshot.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::apiserver::storage {
 
@@ -99,19 +100,17 @@ Result<void> Persistence::recover() {
               " (" + corruption.why + "); " + std::to_string(records) +
               " records before it are intact. Start with --repair to truncate the log at that offset "
               "(this drops that record and every later write)"};
-    std::fprintf(
-        stderr,
-        "apiserver: --repair: truncating %s at byte offset %zu (%s) and dropping every later segment\n",
-        corruption.path.c_str(), corruption.offset, corruption.why.c_str());
+    log::warn("apiserver", "--repair: truncating " + corruption.path + " at byte offset " +
+                               std::to_string(corruption.offset) + " (" + corruption.why +
+                               ") and dropping every later segment");
     if (auto truncated = truncate_at(segments, corruption); !truncated) return truncated;
     segments = list_segments();
   }
   std::uint64_t next_segment = segments.empty() ? 1 : segments.back().first + 1;
   if (have_snapshot || records)
-    std::fprintf(stderr,
-                 "apiserver: recovered revision %llu from %s (snapshot at %llu, %zu log records replayed)\n",
-                 static_cast<unsigned long long>(store_.revision()), file.c_str(),
-                 static_cast<unsigned long long>(snapshot.revision), records);
+    log::info("apiserver", "recovered",
+              {{"revision", store_.revision()}, {"file", file}, {"snapshot_revision", snapshot.revision},
+               {"log_records_replayed", records}});
   // The recovered state becomes the snapshot; the replayed segments (and any torn tail) go.
   if (auto saved = checkpoint(next_segment); !saved) return saved;
 
@@ -149,9 +148,8 @@ Result<std::optional<Persistence::Corruption>> Persistence::replay_segments(
     if (scan.tail == ScanResult::Tail::clean) continue;
     if (scan.tail == ScanResult::Tail::torn && i + 1 == segments.size()) {
       // An append a crash cut short: its write was never acknowledged.
-      std::fprintf(stderr,
-                   "apiserver: dropping a torn record at the end of %s (byte offset %zu, %zu bytes: %s)\n",
-                   path.c_str(), scan.bad_offset, bytes->size() - scan.bad_offset, scan.why.c_str());
+      log::warn("apiserver", "dropping a torn record at the end of the log: " + scan.why,
+                {{"file", path}, {"offset", scan.bad_offset}, {"bytes", bytes->size() - scan.bad_offset}});
       return std::optional<Corruption>();
     }
     return std::optional<Corruption>(Corruption{i, path, scan.bad_offset, scan.why});
@@ -240,8 +238,7 @@ void Persistence::compact_loop() {
     auto next = wal_->rotate();
     Result<void> done = next ? checkpoint(next.value()) : Result<void>(next.error());
     if (!done)
-      std::fprintf(stderr, "apiserver: log compaction failed (the log keeps every record): %s\n",
-                   done.error().message.c_str());
+      log::error("apiserver", "log compaction failed (the log keeps every record): " + done.error().message);
     lock.lock();
     if (done) ++compactions_;
   }

@@ -7,6 +7,7 @@
 #include "apiserver/storage/crc32c.hpp"
 #include "apiserver/storage/files.hpp"
 #include "apiserver/storage/persisted_object.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::apiserver::storage {
 
@@ -129,9 +130,8 @@ Result<Store::Contents> parse_snapshot(const std::string& text, const std::strin
   if (version->get<std::uint64_t>() == 2 && !has_checksum)
     return fail("the checksum at the end of the file is missing or damaged");
   if (version->get<std::uint64_t>() == 1)
-    std::fprintf(stderr,
-                 "apiserver: %s is a version 1 snapshot without a checksum; it is checked field by field\n",
-                 path.c_str());
+    log::warn("apiserver", "a version 1 snapshot without a checksum: it is checked field by field",
+              {{"file", path}});
   try {
     return check_and_decode(snapshot, path, registry);
   } catch (const std::exception& e) {  // a check above missed a type: still a clear error, never an abort

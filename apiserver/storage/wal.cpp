@@ -10,6 +10,7 @@
 
 #include "apiserver/storage/files.hpp"
 #include "apiserver/storage/log_format.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::apiserver::storage {
 
@@ -159,9 +160,8 @@ void WriteAheadLog::run() {
     lock.lock();
     if (!written && !failure_) {
       failure_ = written.error();
-      std::fprintf(stderr,
-                   "apiserver: the write-ahead log failed, no write is acknowledged from now on: %s\n",
-                   written.error().message.c_str());
+      log::error("apiserver", "the write-ahead log failed, no write is acknowledged from now on: " +
+                                  written.error().message);
     }
     ok = !failure_;
     if (ok) {

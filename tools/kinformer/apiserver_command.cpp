@@ -14,6 +14,10 @@
 #include <pthread.h>
 
 #include "apiserver/server.hpp"
+#include "apiserver/server_metrics.hpp"
+#include "runtime/log.hpp"
+#include "runtime/metrics.hpp"
+#include "runtime/metrics_server.hpp"
 #include "tools/kinformer/command.hpp"
 #include "tools/kinformer/stop_signals.hpp"
 
@@ -49,7 +53,11 @@ constexpr const char* usage =
     "  --resources-file FILE  one G/V/KIND/PLURAL per line ('#' comments)\n"
     "  --bookmark-interval S  seconds between watch bookmarks (default 60)\n"
     "  --threads N            I/O threads (default 2)\n"
-    "  --log-requests         print one line per request on stderr (method and path; never credentials)\n"
+    "  --log-requests         log one line per request (level info, on stderr: method and path;\n"
+    "                         never credentials)\n"
+    "  --metrics-port N       serve /metrics, /healthz and /readyz on this port (0 picks a free one;\n"
+    "                         printed as the second stdout line); on the --bind address\n"
+    "  --log-level LEVEL      trace, debug, info (default), warn, error or off; KINFORMER_LOG_LEVEL too\n"
     "  --help                 this text\n"
     "\n"
     "bounds (what one client can make the server hold; see the README's Security section):\n"
@@ -86,6 +94,8 @@ int run_apiserver(int argc, char** argv) {
   ServerOptions options;
   options.port = 8080;
   auto registry = ResourceRegistry::with_builtins();
+  bool serve_metrics = false;
+  std::uint16_t metrics_port = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     auto value = [&](const char*& out) {
@@ -100,13 +110,23 @@ int run_apiserver(int argc, char** argv) {
       return 0;
     } else if (arg == "--log-requests") {
       options.log_requests = true;
+    } else if (arg == "--metrics-port" && value(v) && parse_number(v, 65535, n)) {
+      serve_metrics = true;
+      metrics_port = static_cast<std::uint16_t>(n);
+    } else if (arg == "--log-level" && value(v)) {
+      kinformer::log::Level level;
+      if (!kinformer::log::parse_level(v, level)) {
+        kinformer::log::error("apiserver", std::string("unknown --log-level ") + v);
+        return 2;
+      }
+      kinformer::log::set_level(level);
     } else if (arg == "--port" && value(v) && parse_number(v, 65535, n)) {
       options.port = static_cast<std::uint16_t>(n);
     } else if (arg == "--bind" && value(v)) {
       options.bind_address = v;
     } else if (arg == "--token-file" && value(v)) {
       if (!read_token(v, options.token)) {
-        std::fprintf(stderr, "kinformer apiserver: cannot read a token from %s\n", v);
+        kinformer::log::error("apiserver", "cannot read a token", {{"token_file", v}});
         return 1;
       }
     } else if (arg == "--tls-cert" && value(v)) {
@@ -151,16 +171,17 @@ int run_apiserver(int argc, char** argv) {
       auto type = ResourceRegistry::parse_spec(v);
       auto added = type ? registry.add(std::move(type).value()) : kinformer::Result<void>(type.error());
       if (!added) {
-        std::fprintf(stderr, "kinformer apiserver: %s\n", added.error().message.c_str());
+        kinformer::log::error("apiserver", added.error().message);
         return 2;
       }
     } else if (arg == "--resources-file" && value(v)) {
       if (auto added = registry.add_from_file(v); !added) {
-        std::fprintf(stderr, "kinformer apiserver: %s\n", added.error().message.c_str());
+        kinformer::log::error("apiserver", added.error().message);
         return 2;
       }
     } else {
-      std::fprintf(stderr, "kinformer apiserver: bad or incomplete option '%s'\n\n%s", argv[i], usage);
+      kinformer::log::error("apiserver", std::string("bad or incomplete option '") + argv[i] + "'");
+      std::fputs(usage, stderr);
       return 2;
     }
   }
@@ -168,22 +189,45 @@ int run_apiserver(int argc, char** argv) {
   // Block the stop signals before any thread starts, so only the wait below sees them.
   const sigset_t stop_signals = kinformer::cli::block_stop_signals();
 
+  // The server's own metrics (apiserver/server_metrics.hpp), in the process's default registry.
+  if (serve_metrics) options.observer = std::make_shared<kinformer::apiserver::ServerMetrics>(kinformer::default_registry());
   Server server(options, std::move(registry));
   auto port = server.start();
   if (!port) {
-    std::fprintf(stderr, "kinformer apiserver: %s\n", port.error().message.c_str());
+    kinformer::log::error("apiserver", "cannot start: " + port.error().message);
     return 1;
   }
   std::printf("kinformer apiserver: serving on %s (kubectl --server %s ...)\n", server.url().c_str(),
               server.url().c_str());
   std::fflush(stdout);
+  const char* auth = options.token.empty()
+                         ? (options.client_ca_file.empty() ? "none" : "client certificate")
+                         : (options.client_ca_file.empty() ? "bearer token" : "bearer token or client certificate");
+  kinformer::log::info("apiserver", "serving",
+                       {{"url", server.url()}, {"tls", !options.tls_cert_file.empty()}, {"auth", auth},
+                        {"data_file", options.data_file.empty() ? "-" : options.data_file}});
+  // Ready once serving: the store is loaded (start() recovers the data file first).
+  kinformer::MetricsServer metrics({&kinformer::default_registry(), {}, options.bind_address, metrics_port});
+  if (serve_metrics) {
+    auto bound = metrics.start();
+    if (!bound) {
+      kinformer::log::error("apiserver", bound.error().message);
+      (void)server.stop();
+      return 1;
+    }
+    std::printf("kinformer apiserver: metrics on http://%s:%u/metrics\n", options.bind_address.c_str(),
+                static_cast<unsigned>(*bound));
+    std::fflush(stdout);
+    kinformer::log::info("apiserver", "serving metrics", {{"port", *bound}, {"paths", "/metrics /healthz /readyz"}});
+  }
   const char* signal_name = kinformer::cli::wait_for_stop_signal(stop_signals);
-  std::fprintf(stderr, "kinformer apiserver: %s received, shutting down\n", signal_name);
+  kinformer::log::info("apiserver", "shutting down", {{"signal", signal_name}});
+  metrics.stop();
   if (auto stopped = server.stop(); !stopped) {
-    std::fprintf(stderr, "kinformer apiserver: %s\n", stopped.error().message.c_str());
+    kinformer::log::error("apiserver", "stopping: " + stopped.error().message);
     return 1;
   }
-  if (!options.data_file.empty()) std::fprintf(stderr, "kinformer apiserver: saved %s\n", options.data_file.c_str());
+  if (!options.data_file.empty()) kinformer::log::info("apiserver", "saved", {{"data_file", options.data_file}});
   return 0;
 }
 

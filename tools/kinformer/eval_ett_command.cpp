@@ -8,6 +8,7 @@
 
 #include "models/ett_dataset.hpp"
 #include "models/model_error.hpp"
+#include "runtime/log.hpp"
 #include "tools/kinformer/command.hpp"
 #include "tools/kinformer/model_cli.hpp"
 
@@ -32,7 +33,8 @@ int run_eval_ett(int argc, char** argv) {
   }
   if (!cli::parse_options(argc, argv, {"config", "weights", "scaler", "data"}, {"backend", "split", "batch", "seed", "precision"}, o,
                           &error)) {
-    std::fprintf(stderr, "kinformer eval-ett: %s\n%s", error.c_str(), usage);
+    kinformer::log::error("eval-ett", error);
+    std::fputs(usage, stderr);
     return 2;
   }
   try {
@@ -62,8 +64,8 @@ int run_eval_ett(int argc, char** argv) {
     models::train_statistics(table, columns, mean, std_dev);
     for (size_t i = 0; i < mean.size(); ++i)
       if (std::fabs(mean[i] - scaler.mean[i]) > 1e-6 * (1 + std::fabs(mean[i])))
-        std::fprintf(stderr, "warning: scaler mean[%zu] %.6f differs from this file's train mean %.6f\n", i, scaler.mean[i],
-                     mean[i]);
+        kinformer::log::warn("eval-ett", "the scaler's mean differs from this file's train mean",
+                             {{"column", i}, {"scaler_mean", scaler.mean[i]}, {"train_mean", mean[i]}});
     std::string split_name = o.count("split") ? o["split"] : "test";
     auto split = split_name == "train" ? models::EttSplit::train
                  : split_name == "val" ? models::EttSplit::val
@@ -109,7 +111,7 @@ int run_eval_ett(int argc, char** argv) {
                   std::string(models::to_string(precision)).c_str(), max_difference, squared_fp32 / static_cast<double>(n));
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kinformer eval-ett: %s\n", e.what());
+    kinformer::log::error("eval-ett", e.what());
     return 1;
   }
 }

@@ -4,6 +4,7 @@
 
 #include "models/model_error.hpp"
 #include "models/npy.hpp"
+#include "runtime/log.hpp"
 #include "tools/kinformer/command.hpp"
 #include "tools/kinformer/model_cli.hpp"
 
@@ -27,7 +28,8 @@ int run_forecast(int argc, char** argv) {
   }
   if (!cli::parse_options(argc, argv, {"config", "weights", "x-enc", "x-mark-enc", "x-dec", "x-mark-dec", "out"},
                           {"backend", "seed", "precision"}, o, &error)) {
-    std::fprintf(stderr, "kinformer forecast: %s\n%s", error.c_str(), usage);
+    kinformer::log::error("forecast", error);
+    std::fputs(usage, stderr);
     return 2;
   }
   try {
@@ -39,11 +41,11 @@ int run_forecast(int argc, char** argv) {
     models::Tensor out;
     backend->forecast({x_enc, x_mark_enc, x_dec, x_mark_dec}, out, sampler);
     models::write_npy(o["out"], out);
-    std::fprintf(stderr, "kinformer forecast: wrote %s %s (backend %s)\n", o["out"].c_str(),
-                 models::to_string(out.shape).c_str(), std::string(backend->name()).c_str());
+    kinformer::log::info("forecast", "wrote",
+                         {{"file", o["out"]}, {"shape", models::to_string(out.shape)}, {"backend", backend->name()}});
     return 0;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "kinformer forecast: %s\n", e.what());
+    kinformer::log::error("forecast", e.what());
     return 1;
   }
 }

@@ -16,6 +16,7 @@
 #include "runtime/http/client.hpp"
 #include "runtime/http/http_list_watch.hpp"
 #include "runtime/http/kubeconfig.hpp"
+#include "runtime/log.hpp"
 #include "tools/kinformer/command.hpp"
 
 namespace {
@@ -115,13 +116,14 @@ int run_loadgen(int argc, char** argv) {
     } else if (arg == "--seed" && ok && number(v, 0, 4e9, n)) {
       o.seed = static_cast<unsigned long>(n);
     } else {
-      std::fprintf(stderr, "kinformer loadgen: bad or incomplete option '%s'\n\n%s", argv[i], usage);
+      kinformer::log::error("loadgen", std::string("bad or incomplete option '") + argv[i] + "'");
+      std::fputs(usage, stderr);
       return 2;
     }
     ++i;
   }
   if (o.update_ratio + o.delete_ratio > 1) {
-    std::fprintf(stderr, "kinformer loadgen: --update-ratio plus --delete-ratio must be at most 1\n");
+    kinformer::log::error("loadgen", "--update-ratio plus --delete-ratio must be at most 1");
     return 2;
   }
 
@@ -136,18 +138,18 @@ int run_loadgen(int argc, char** argv) {
     config = kinformer::http::load_kubeconfig(kubeconfig);
   }
   if (!config) {
-    std::fprintf(stderr, "kinformer loadgen: %s\n", config.error().message.c_str());
+    kinformer::log::error("loadgen", config.error().message);
     return 1;
   }
   const std::string ns = o.namespace_.empty() ? config->namespace_ : o.namespace_;
   auto client = kinformer::http::Client::create(config.value());
   if (!client) {
-    std::fprintf(stderr, "kinformer loadgen: %s\n", client.error().message.c_str());
+    kinformer::log::error("loadgen", client.error().message);
     return 1;
   }
   const std::string collection = kinformer::http::collection_path("", "v1", "configmaps", ns);
-  std::fprintf(stderr, "kinformer loadgen: %s, namespace %s, %.0f ops/s for %.1f s\n",
-               config->describe().c_str(), ns.c_str(), o.rate, o.duration);
+  kinformer::log::info("loadgen", "starting",
+                       {{"server", config->describe()}, {"namespace", ns}, {"rate", o.rate}, {"duration_s", o.duration}});
 
   std::mt19937_64 random(o.seed);
   std::uniform_real_distribution<double> coin(0, 1);
@@ -207,7 +209,7 @@ int run_loadgen(int argc, char** argv) {
                                            ": " + response->body.substr(0, 200)
                                      : response.error().to_string();
       if (!response && tally.ops() == 1) {
-        std::fprintf(stderr, "kinformer loadgen: %s\n", tally.first_error.c_str());
+        kinformer::log::error("loadgen", tally.first_error);
         return 1;
       }
     } else if (kind == create) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tools/kinformer/command.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::cli {
 namespace {
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
   }
   for (const auto& c : commands())
     if (c.name == name) return c.run(argc - 1, argv + 1);
-  std::fprintf(stderr, "kinformer: unknown command '%s'\n", name.c_str());
+  kinformer::log::error("kinformer", "unknown command '" + name + "'");
   kinformer::cli::print_usage(stderr);
   return 2;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "models/informer_weights.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::cli {
 
@@ -37,7 +38,7 @@ std::unique_ptr<models::Backend> open_model(const std::string& config_path, cons
                                             const std::string& backend, models::Precision precision) {
   std::vector<std::string> warnings;
   auto config = models::load_config(config_path, &warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  for (const auto& w : warnings) kinformer::log::warn("model", w);
   auto weights = models::load_weights(weights_path, config);
   return models::make_backend(backend, config, std::move(weights), {precision});
 }

@@ -15,6 +15,7 @@
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"
 #include "models/openmp_env.hpp"
+#include "runtime/log.hpp"
 #include "tools/kinformer/command.hpp"
 #include "tools/kinformer/stop_signals.hpp"
 
@@ -97,7 +98,8 @@ int run_serve_inference(int argc, char** argv) {
   std::string host = "127.0.0.1";
   int port = 0;
   if (auto error = parse(argc, argv, options, host, port); !error.empty()) {
-    std::fprintf(stderr, "kinformer serve-inference: %s\n%s", error.c_str(), usage);
+    kinformer::log::error("serve-inference", error);
+    std::fputs(usage, stderr);
     return 2;
   }
   // Before the actor system starts its threads, so only the wait below sees the stop signals.
@@ -110,19 +112,19 @@ int run_serve_inference(int argc, char** argv) {
   caf::actor_system system{cfg};
   auto inference = actors::spawn_inference(system, options);
   if (!inference) {
-    std::fprintf(stderr, "kinformer serve-inference: %s\n", inference.error().to_string().c_str());
+    kinformer::log::error("serve-inference", inference.error().to_string());
     return 1;
   }
   auto published = system.middleman().publish(*inference, static_cast<uint16_t>(port), host.c_str(), true);
   if (!published) {
-    std::fprintf(stderr, "kinformer serve-inference: cannot publish on %s:%d: %s\n", host.c_str(), port,
-                 system.render(published.error()).c_str());
+    kinformer::log::error("serve-inference", "cannot publish",
+                          {{"host", host}, {"port", port}, {"error", system.render(published.error())}});
     caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
     return 1;
   }
   std::printf("serving inference on %s:%u\n", host.c_str(), static_cast<unsigned>(*published));
   std::fflush(stdout);
-  std::fprintf(stderr, "kinformer serve-inference: %s received, stopping\n", cli::wait_for_stop_signal(stop));
+  kinformer::log::info("serve-inference", "stopping", {{"signal", cli::wait_for_stop_signal(stop)}});
   (void)system.middleman().unpublish(*inference, *published);
   caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
   return 0;

@@ -1,0 +1,187 @@
+// runtime/metrics_server.cpp: runtime's only Beast translation unit (deps-notes §7).
+#include "runtime/metrics_server.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace kinformer {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = net::ip::tcp;
+
+namespace {
+
+constexpr std::size_t max_request_bytes = 8 * 1024;
+constexpr auto idle_timeout = std::chrono::seconds(30);
+
+struct Answer {
+  http::status status;
+  std::string content_type;
+  std::string body;
+};
+
+// One connection: read a request, answer it, repeat while keep-alive.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(tcp::socket socket, const MetricsServerOptions& options, MetricsRegistry& registry)
+      : stream_(std::move(socket)), options_(options), registry_(registry) {}
+
+  void read() {
+    parser_.emplace();
+    parser_->header_limit(max_request_bytes);
+    parser_->body_limit(max_request_bytes);
+    stream_.expires_after(idle_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+  }
+
+ private:
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::header_limit || ec == http::error::body_limit)
+      return send({http::status::payload_too_large, "text/plain", "request too large\n"}, false);
+    if (ec) return close();  // end of stream, timeout, reset, malformed: nothing to answer
+    const auto& request = parser_->get();
+    send(answer(request), request.keep_alive());
+  }
+
+  Answer answer(const http::request<http::string_body>& request) const {
+    if (request.method() != http::verb::get && request.method() != http::verb::head)
+      return {http::status::method_not_allowed, "text/plain", "only GET\n"};
+    auto target = std::string_view(request.target().data(), request.target().size());
+    target = target.substr(0, target.find('?'));  // Prometheus may add query parameters
+    if (target == "/metrics")
+      return {http::status::ok, "text/plain; version=0.0.4; charset=utf-8", registry_.render()};
+    if (target == "/healthz") return {http::status::ok, "text/plain", "ok\n"};
+    if (target == "/readyz") {
+      try {
+        if (!options_.ready || options_.ready()) return {http::status::ok, "text/plain", "ok\n"};
+        return {http::status::service_unavailable, "text/plain", "not ready\n"};
+      } catch (const std::exception& e) {
+        return {http::status::service_unavailable, "text/plain",
+                std::string("not ready: ") + e.what() + "\n"};
+      }
+    }
+    return {http::status::not_found, "text/plain", "not found: try /metrics, /healthz or /readyz\n"};
+  }
+
+  void send(Answer answer, bool keep_alive) {
+    auto res = std::make_shared<http::response<http::string_body>>(answer.status, 11);
+    res->set(http::field::content_type, answer.content_type);
+    res->keep_alive(keep_alive);
+    res->body() = std::move(answer.body);
+    res->prepare_payload();
+    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+      if (ec || !res->keep_alive()) return self->close();
+      self->read();
+    });
+  }
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  const MetricsServerOptions& options_;
+  MetricsRegistry& registry_;
+};
+
+}  // namespace
+
+struct MetricsServer::Impl {
+  MetricsServerOptions options;
+  MetricsRegistry& registry;
+  net::io_context ioc{1};
+  std::optional<tcp::acceptor> acceptor;
+  std::thread thread;
+  std::atomic<std::uint16_t> port{0};
+  bool running = false;
+  std::mutex sessions_mu;
+  std::vector<std::weak_ptr<Session>> sessions;  // guarded by sessions_mu; closed by stop()
+
+  explicit Impl(MetricsServerOptions o)
+      : options(std::move(o)), registry(options.registry ? *options.registry : default_registry()) {}
+
+  void accept() {
+    acceptor->async_accept([this](beast::error_code ec, tcp::socket socket) {
+      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
+      if (!ec) {
+        auto session = std::make_shared<Session>(std::move(socket), options, registry);
+        {
+          std::lock_guard<std::mutex> lock(sessions_mu);
+          sessions.erase(
+              std::remove_if(sessions.begin(), sessions.end(), [](auto& w) { return w.expired(); }),
+              sessions.end());
+          sessions.push_back(session);
+        }
+        session->read();
+      }
+      accept();
+    });
+  }
+};
+
+MetricsServer::MetricsServer(MetricsServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+MetricsServer::~MetricsServer() { stop(); }
+
+Result<std::uint16_t> MetricsServer::start() {
+  auto& s = *impl_;
+  if (s.running) return s.port.load();
+  beast::error_code ec;
+  auto address = net::ip::make_address(s.options.bind_address, ec);
+  if (ec)
+    return Error{Errc::server_error, "metrics: invalid bind address \"" + s.options.bind_address + "\""};
+  tcp::endpoint endpoint(address, s.options.port);
+  s.acceptor.emplace(s.ioc);
+  s.acceptor->open(endpoint.protocol(), ec);
+  if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor->bind(endpoint, ec);
+  if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    s.acceptor.reset();
+    return Error{Errc::server_error, "metrics: cannot listen on " + s.options.bind_address + ":" +
+                                         std::to_string(s.options.port) + ": " + ec.message()};
+  }
+  s.port = s.acceptor->local_endpoint().port();
+  s.ioc.restart();
+  s.accept();
+  s.thread = std::thread([&s] { s.ioc.run(); });
+  s.running = true;
+  return s.port.load();
+}
+
+void MetricsServer::stop() {
+  auto& s = *impl_;
+  if (!s.running) return;
+  // Closing on the I/O thread: the acceptor and the sessions' streams are not thread-safe.
+  net::post(s.ioc, [&s] {
+    beast::error_code ignored;
+    s.acceptor->close(ignored);
+    std::lock_guard<std::mutex> lock(s.sessions_mu);
+    for (auto& weak : s.sessions)
+      if (auto session = weak.lock()) session->close();
+  });
+  s.thread.join();  // run() returns once the closed sessions' handlers have finished
+  s.acceptor.reset();
+  s.running = false;
+}
+
+std::uint16_t MetricsServer::port() const { return impl_->port.load(); }
+
+}  // namespace kinformer

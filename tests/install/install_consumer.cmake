@@ -1,0 +1,40 @@
+# install_consumer.cmake: run by ctest (tests/install/CMakeLists.txt) with cmake -P.
+# Installs the build into WORK_DIR/prefix (fresh each run), builds examples/consumer
+# in WORK_DIR/consumer with only CMAKE_PREFIX_PATH pointing at it, and runs it; any
+# failing step fails the test with that step's output.
+foreach(var KINFORMER_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX_COMPILER GENERATOR)
+  if(NOT ${var})
+    message(FATAL_ERROR "install_consumer.cmake: ${var} is not set")
+  endif()
+endforeach()
+file(REMOVE_RECURSE ${WORK_DIR})
+set(prefix ${WORK_DIR}/prefix)
+
+function(step what)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "${what} failed (${rc}):\n${out}\n${err}")
+  endif()
+  set(step_output "${out}" PARENT_SCOPE)
+endfunction()
+
+step("cmake --install" ${CMAKE_COMMAND} --install ${KINFORMER_BUILD_DIR} --prefix ${prefix})
+foreach(installed include/kinformer/runtime/object.hpp include/kinformer/actors/shared_informer.hpp
+                  include/kinformer/runtime/http/http_list_watch.hpp lib/libkinformer_http.a
+                  lib/libkinformer_runtime.a lib/cmake/kinformer/kinformerConfig.cmake
+                  lib/cmake/kinformer/kinformerConfigVersion.cmake lib/cmake/kinformer/FindCAF.cmake bin/kinformer)
+  if(NOT EXISTS ${prefix}/${installed})
+    message(FATAL_ERROR "cmake --install did not install ${installed}")
+  endif()
+endforeach()
+
+set(launcher "")
+if(CXX_LAUNCHER)
+  set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})
+endif()
+step("configuring the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/consumer -G ${GENERATOR}
+     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${launcher})
+step("building the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
+step("running the consumer" ${WORK_DIR}/consumer/consumer)
+message("${step_output}")
+step("running the installed CLI" ${prefix}/bin/kinformer version)
