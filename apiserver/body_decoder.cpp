@@ -27,7 +27,14 @@ json plain_scalar(const std::string& text) {
   return text;
 }
 
-json from_yaml(const YAML::Node& node) {
+// Thrown when a YAML document expands into more nodes than its text can hold without
+// aliases: each *alias is a copy of its anchor's whole subtree, so anchors of aliases of
+// anchors (the "billion laughs" document) would grow exponentially.
+struct TooManyNodes {};
+
+json from_yaml(const YAML::Node& node, std::size_t& budget) {
+  if (budget == 0) throw TooManyNodes{};
+  --budget;
   switch (node.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
@@ -37,12 +44,12 @@ json from_yaml(const YAML::Node& node) {
       return node.Tag() == "!" ? json(node.Scalar()) : plain_scalar(node.Scalar());
     case YAML::NodeType::Sequence: {
       json out = json::array();
-      for (const auto& item : node) out.push_back(from_yaml(item));
+      for (const auto& item : node) out.push_back(from_yaml(item, budget));
       return out;
     }
     case YAML::NodeType::Map: {
       json out = json::object();
-      for (const auto& entry : node) out[entry.first.as<std::string>()] = from_yaml(entry.second);
+      for (const auto& entry : node) out[entry.first.as<std::string>()] = from_yaml(entry.second, budget);
       return out;
     }
   }
@@ -91,7 +98,15 @@ ApiResult<json> decode_body(std::string_view body, BodyFormat format) {
     if (documents.size() != 1)
       return ApiError::bad_request("the request body must hold exactly one YAML document (found " +
                                    std::to_string(documents.size()) + ")");
-    return from_yaml(documents.front());
+    // A node takes at least one byte of text without aliases ("[a,b]", "a: 1"): twice
+    // the body's size bounds every alias-free document and keeps expansion linear.
+    std::size_t budget = 2 * body.size() + 64;
+    try {
+      return from_yaml(documents.front(), budget);
+    } catch (const TooManyNodes&) {
+      return ApiError::bad_request("the request body's YAML aliases expand to more than " +
+                                   std::to_string(2 * body.size() + 64) + " nodes");
+    }
   } catch (const YAML::Exception& e) {
     return ApiError::bad_request(std::string("the request body is not valid YAML: ") + e.what());
   }

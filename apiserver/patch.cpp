@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -176,7 +177,27 @@ std::optional<ApiError> apply_json_patch(json& target, const json& operations) {
         !op["path"].is_string())
       return ApiError::bad_request("a JSON patch operation needs string fields \"op\" and \"path\": " + op.dump());
   try {
-    target = target.patch(operations);
+    // "copy" is the one operation whose result is not bounded by the patch's own size:
+    // each copy of the root doubles the document, so a few KB of copies would need
+    // 2^N bytes. The values copied are measured before each copy and limited in total
+    // (what kube-apiserver bounds with json-patch's AccumulatedCopySizeLimit). The
+    // operations between copies are applied in one batch: patch() copies the document.
+    std::size_t copied = 0;
+    json batch = json::array();
+    for (const auto& op : operations) {
+      if (op["op"] == "copy" && op.contains("from") && op["from"].is_string()) {
+        if (!batch.empty()) target = target.patch(std::exchange(batch, json::array()));
+        // at() throws for a missing "from", as patch() would.
+        copied += target.at(json::json_pointer(op["from"].get<std::string>())).dump().size();
+        if (copied > max_json_patch_copy_bytes)
+          return ApiError{422, "Invalid",
+                          "the JSON patch copies more than " + std::to_string(max_json_patch_copy_bytes) +
+                              " bytes of values in total",
+                          {}, {}, {}, {}, {}};
+      }
+      batch.push_back(op);
+    }
+    if (!batch.empty()) target = target.patch(batch);
     return std::nullopt;
   } catch (const json::exception& e) {
     ApiError error{422, "Invalid", std::string("the JSON patch does not apply: ") + e.what(), {}, {}, {}, {}, {}};

@@ -12,7 +12,9 @@
 //     `$patch: replace|delete` on maps and list elements; `$deleteFromPrimitiveList/`;
 //     `$setElementOrder/` and `$retainKeys` are accepted and ignored (order and
 //     retained keys are not enforced).
-//   * apply_json_patch: RFC 6902 operations (add/remove/replace/move/copy/test).
+//   * apply_json_patch: RFC 6902 operations (add/remove/replace/move/copy/test). The
+//     values its "copy" operations copy total at most max_json_patch_copy_bytes (as
+//     JSON text), else 422: copies of copies would grow the object exponentially.
 //   * removal_patch(previous, next): the strategic merge patch that removes what an
 //     earlier applied configuration set and the next one no longer does (keys become
 //     null, keyed list elements `$patch: delete`): server-side apply's field removal
@@ -22,6 +24,7 @@
 // Threading: pure functions. Errors: ApiError values; never throws.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 
 #include <nlohmann/json_fwd.hpp>
@@ -29,6 +32,9 @@
 #include "apiserver/api_error.hpp"
 
 namespace kinformer::apiserver {
+
+/// kube-apiserver's request body limit (3 MiB), reused as the bound on copied values.
+constexpr std::size_t max_json_patch_copy_bytes = 3 * 1024 * 1024;
 
 std::optional<ApiError> apply_merge_patch(nlohmann::json& target, const nlohmann::json& patch);
 std::optional<ApiError> apply_strategic_merge_patch(nlohmann::json& target, const nlohmann::json& patch);
