@@ -126,6 +126,20 @@ class RequestHandler {
     auto start = plan_watch(
         store_, {param(query_, "resourceVersion"), param(query_, "resourceVersionMatch"), initial_events});
     if (!start) return error_response(start.error());
+    // Over HTTP a watch at a revision this server never reached (a restart without
+    // its data file) is kube-apiserver's 504 "Too large resource version" (it waits
+    // up to 3 s first): the client relists at "" instead of waiting for events that
+    // may never come. In-process, StoreListWatch keeps waiting for the revision.
+    if (const auto current = store_.revision(); !start->replay_state && start->start_after > current)
+      return error_response(ApiError{504,
+                                     "Timeout",
+                                     "Too large resource version: " + param(query_, "resourceVersion") +
+                                         ", current: " + std::to_string(current),
+                                     {},
+                                     {},
+                                     {},
+                                     {{"ResourceVersionTooLarge", "Too large resource version", ""}},
+                                     {}});
     WatchPlan plan{std::move(filter).value(),
                    start->start_after,
                    {},

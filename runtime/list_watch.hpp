@@ -4,7 +4,8 @@
 // watch stream at a time (client-go ListerWatcher; informer-semantics.md §5, §8;
 // kube-api-protocol.md A4–A5). Implementations: the in-process source over the
 // embedded API server's store (apiserver/store_list_watch.hpp, which tests reach
-// through tests/support/fake_source.hpp) and the HTTP client of a real cluster.
+// through tests/support/fake_source.hpp) and the HTTP client of a real cluster or the
+// embedded server (runtime/http/http_list_watch.hpp).
 // tests/support/fault_injecting_list_watch.hpp wraps any of them to inject faults.
 //
 // Contract
@@ -28,7 +29,10 @@
 //     what arrives (a socket that is not read), resume() delivers it in order. A
 //     source that cannot pause ignores them.
 //   * A malformed event is reported as a WatchEvent of type error with
-//     Errc::decode_failed; the stream goes on.
+//     Errc::decode_failed; the stream goes on. A byte-stream source that cannot
+//     trust what follows a bad line (the HTTP client) instead delivers the events
+//     before it and closes the watch with that Errc::decode_failed error, so the
+//     Reflector relists rather than missing the event for good.
 // Threading: list() and watch() may be called from any thread; one Reflector uses
 //   one ListWatch at a time.
 #pragma once

@@ -1,0 +1,357 @@
+#include "runtime/http/client.hpp"
+
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/beast/http.hpp>
+#include <future>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "runtime/http/api_status.hpp"
+#include "runtime/http/connection.hpp"
+
+namespace kinformer::http {
+namespace {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+namespace net = boost::asio;
+using detail::Connection;
+
+constexpr std::size_t padding = 64;  // simdjson::SIMDJSON_PADDING, without its header here
+constexpr std::size_t max_error_body = 64 * 1024;
+
+std::string describe_read_error(const beast::error_code& ec) {
+  if (ec == beast::error::timeout) return "timed out";
+  if (ec == bhttp::error::partial_message) return "the stream was cut off inside a chunk (truncated)";
+  if (ec == net::error::eof || ec == bhttp::error::end_of_stream) return "the server closed the connection";
+  return ec.message();
+}
+
+}  // namespace
+
+struct Client::Impl {
+  explicit Impl(ClientConfig c, ServerAddress a, std::shared_ptr<net::ssl::context> t)
+      : config(std::move(c)),
+        address(std::move(a)),
+        tls(std::move(t)),
+        token(config.token, config.token_file),
+        server_name(config.tls_server_name.empty() ? address.host : config.tls_server_name) {}
+
+  struct RequestOp {
+    bhttp::request<bhttp::string_body> request;
+    std::unique_ptr<bhttp::response_parser<bhttp::string_body>> parser;
+    std::function<void(Result<Response>)> done;
+    bool retried = false;
+  };
+
+  struct StreamOp {
+    Impl* impl = nullptr;
+    std::shared_ptr<StreamSink> sink;
+    std::shared_ptr<Connection> connection;
+    bhttp::request<bhttp::empty_body> request;
+    std::chrono::milliseconds deadline{0};
+    bool ok_status = false;
+    std::string error_body;
+    // Declared before the parser: Beast keeps a pointer to it.
+    std::function<std::size_t(std::uint64_t, beast::string_view, beast::error_code&)> on_chunk;
+    std::unique_ptr<bhttp::response_parser<bhttp::string_body>> parser;
+    std::atomic<bool> paused{false};
+    bool parked = false;     // I/O thread: paused between reads
+    bool cancelled = false;  // I/O thread
+    bool ended = false;      // I/O thread: the sink got its end
+  };
+
+  class Handle final : public StreamHandle {
+   public:
+    Handle(std::shared_ptr<Client> client, std::shared_ptr<StreamOp> op)
+        : client_(std::move(client)), op_(std::move(op)) {}
+    ~Handle() override { cancel(); }
+    void pause() override { op_->paused = true; }
+    void resume() override {
+      op_->paused = false;
+      auto op = op_;
+      net::post(client_->impl_->io, [op] { op->impl->resumed(op); });
+    }
+    void cancel() override {
+      auto op = op_;
+      net::post(client_->impl_->io, [op] {
+        op->cancelled = true;
+        if (op->connection) op->connection->close();
+      });
+    }
+
+   private:
+    std::shared_ptr<Client> client_;  // keeps the I/O thread up while the stream lives
+    std::shared_ptr<StreamOp> op_;
+  };
+
+  template <class Body>
+  void set_headers(bhttp::request<Body>& request) {
+    request.set(bhttp::field::host, address.host + ":" + address.port);
+    request.set(bhttp::field::user_agent, "kinformer/0.1");
+    request.set(bhttp::field::accept, "application/json");
+    const std::string bearer = token.current();
+    if (!bearer.empty()) request.set(bhttp::field::authorization, "Bearer " + bearer);
+  }
+
+  void open(Connection::Opened done) {
+    ++opened;
+    Connection::open(io, tls, address, server_name, config.connect_timeout, std::move(done));
+  }
+
+  // -- plain requests over kept-alive connections --
+  void start(std::shared_ptr<RequestOp> op) {
+    if (!idle.empty()) {
+      auto connection = std::move(idle.back());
+      idle.pop_back();
+      return send(std::move(op), std::move(connection), true);
+    }
+    open([this, op](Result<std::shared_ptr<Connection>> connection) {
+      if (!connection) return op->done(std::move(connection).error());
+      send(op, std::move(connection).value(), false);
+    });
+  }
+
+  void send(std::shared_ptr<RequestOp> op, std::shared_ptr<Connection> connection, bool reused) {
+    op->parser = std::make_unique<bhttp::response_parser<bhttp::string_body>>();
+    op->parser->body_limit(config.max_list_bytes);
+    connection->tcp().expires_after(config.request_timeout);
+    connection->visit([&](auto& stream) {
+      bhttp::async_write(
+          stream, op->request, [this, op, connection, reused](beast::error_code ec, std::size_t) {
+            if (ec) return failed(op, connection, reused, ec);
+            connection->visit([&](auto& s) {
+              bhttp::async_read(s, connection->buffer(), *op->parser,
+                                [this, op, connection, reused](beast::error_code ec, std::size_t) {
+                                  if (ec) return failed(op, connection, reused, ec);
+                                  received(op, connection);
+                                });
+            });
+          });
+    });
+  }
+
+  void received(const std::shared_ptr<RequestOp>& op, const std::shared_ptr<Connection>& connection) {
+    connection->tcp().expires_never();
+    auto& message = op->parser->get();
+    Response response;
+    response.status = message.result_int();
+    response.retry_after = std::string(message[bhttp::field::retry_after]);
+    response.body = std::move(message.body());
+    response.body.reserve(response.body.size() + padding);
+    if (message.keep_alive() && idle.size() < config.max_idle_connections)
+      idle.push_back(connection);
+    else
+      connection->close();
+    op->done(std::move(response));
+  }
+
+  void failed(const std::shared_ptr<RequestOp>& op, const std::shared_ptr<Connection>& connection,
+              bool reused, const beast::error_code& ec) {
+    connection->close();
+    if (reused && !op->retried && ec != beast::error::timeout) {  // the server closed an idle connection
+      op->retried = true;
+      open([this, op](Result<std::shared_ptr<Connection>> fresh) {
+        if (!fresh) return op->done(std::move(fresh).error());
+        send(op, std::move(fresh).value(), false);
+      });
+      return;
+    }
+    std::string target(op->request.target());
+    target = target.substr(0, target.find('?'));
+    op->done(Error{Errc::connection_failed, std::string(op->request.method_string()) + " " + target + " on " +
+                                                address.host + ":" + address.port +
+                                                " failed: " + describe_read_error(ec)});
+  }
+
+  // -- streams --
+  void start_stream(std::shared_ptr<StreamOp> op) {
+    open([this, op](Result<std::shared_ptr<Connection>> connection) {
+      if (op->cancelled) return;
+      if (!connection) return end(op, std::move(connection).error());
+      op->connection = std::move(connection).value();
+      auto* raw = op.get();
+      op->on_chunk = [raw](std::uint64_t, beast::string_view piece, beast::error_code&) -> std::size_t {
+        if (raw->ok_status)
+          raw->sink->on_body(std::string_view(piece.data(), piece.size()));
+        else if (raw->error_body.size() < max_error_body)
+          raw->error_body.append(piece.data(),
+                                 std::min(piece.size(), max_error_body - raw->error_body.size()));
+        return piece.size();
+      };
+      op->parser = std::make_unique<bhttp::response_parser<bhttp::string_body>>();
+      op->parser->body_limit(std::numeric_limits<std::uint64_t>::max());  // a watch's body never ends by size
+      op->parser->on_chunk_body(op->on_chunk);
+      op->connection->tcp().expires_after(config.request_timeout);
+      op->connection->visit([&](auto& stream) {
+        bhttp::async_write(stream, op->request, [this, op](beast::error_code ec, std::size_t) {
+          if (op->cancelled) return;
+          if (ec)
+            return end(op,
+                       Error{Errc::connection_failed, "watch request failed: " + describe_read_error(ec)});
+          op->connection->visit([&](auto& s) {
+            bhttp::async_read_header(s, op->connection->buffer(), *op->parser,
+                                     [this, op](beast::error_code ec, std::size_t) { got_header(op, ec); });
+          });
+        });
+      });
+    });
+  }
+
+  void got_header(const std::shared_ptr<StreamOp>& op, const beast::error_code& ec) {
+    if (op->cancelled) return;
+    if (ec)
+      return end(op, Error{Errc::connection_failed, "watch response failed: " + describe_read_error(ec)});
+    const unsigned status = op->parser->get().result_int();
+    if (status == 200) {
+      op->ok_status = true;
+      if (op->deadline.count() > 0)
+        op->connection->tcp().expires_after(op->deadline);
+      else
+        op->connection->tcp().expires_never();
+      return read_more(op);
+    }
+    op->parser->body_limit(max_error_body);
+    op->connection->visit([&](auto& s) {
+      bhttp::async_read(
+          s, op->connection->buffer(), *op->parser, [this, op, status](beast::error_code, std::size_t) {
+            if (op->cancelled) return;
+            auto& message = op->parser->get();
+            const std::string body = op->error_body.empty() ? message.body() : op->error_body;
+            end(op, error_from_response(status, body, std::string(message[bhttp::field::retry_after])));
+          });
+    });
+  }
+
+  void read_more(const std::shared_ptr<StreamOp>& op) {
+    if (op->cancelled || op->ended) return;
+    if (op->paused) {
+      op->parked = true;  // the socket is not read: TCP's window closes on the server
+      return;
+    }
+    op->connection->visit([&](auto& s) {
+      bhttp::async_read_some(s, op->connection->buffer(), *op->parser,
+                             [this, op](beast::error_code ec, std::size_t) { after_read(op, ec); });
+    });
+  }
+
+  void after_read(const std::shared_ptr<StreamOp>& op, const beast::error_code& ec) {
+    if (op->cancelled) return;
+    if (!op->sink->on_read()) {
+      op->ended = true;
+      op->connection->close();
+      return;
+    }
+    if (ec) return end(op, Error{Errc::connection_failed, "watch stream failed: " + describe_read_error(ec)});
+    if (op->parser->is_done()) return end(op, Result<void>{});
+    read_more(op);
+  }
+
+  void resumed(const std::shared_ptr<StreamOp>& op) {
+    if (op->cancelled || op->ended) return;
+    op->sink->on_resume();
+    if (op->parked && !op->paused) {
+      op->parked = false;
+      read_more(op);
+    }
+  }
+
+  void end(const std::shared_ptr<StreamOp>& op, Result<void> result) {
+    if (op->ended) return;
+    op->ended = true;
+    if (op->connection) op->connection->close();
+    op->sink->on_end(std::move(result));
+  }
+
+  ClientConfig config;
+  ServerAddress address;
+  std::shared_ptr<net::ssl::context> tls;  // null for http://
+  BearerToken token;
+  std::string server_name;
+  std::atomic<std::uint64_t> opened{0};
+  net::io_context io{1};
+  net::executor_work_guard<net::io_context::executor_type> work{io.get_executor()};
+  std::vector<std::shared_ptr<Connection>> idle;  // I/O thread only
+  std::thread thread;
+};
+
+Result<std::shared_ptr<Client>> Client::create(ClientConfig config) {
+  auto address = parse_server_url(config.server);
+  if (!address) return std::move(address).error();
+  std::shared_ptr<net::ssl::context> tls;
+  if (address->tls) {
+    auto context = detail::make_tls_context(config);
+    if (!context) return std::move(context).error();
+    tls = std::move(context).value();
+  }
+  auto impl = std::make_unique<Impl>(std::move(config), std::move(address).value(), std::move(tls));
+  auto* io = &impl->io;
+  impl->thread = std::thread([io] { io->run(); });
+  return std::shared_ptr<Client>(new Client(std::move(impl)));
+}
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Client::~Client() {
+  impl_->work.reset();
+  net::post(impl_->io, [impl = impl_.get()] {
+    for (auto& connection : impl->idle) connection->close();
+    impl->idle.clear();
+  });
+  impl_->io.stop();
+  if (impl_->thread.get_id() == std::this_thread::get_id()) {
+    // The last reference went away inside a callback: the thread cannot join itself,
+    // so it is left to end and its state is leaked rather than freed under it.
+    impl_->thread.detach();
+    (void)impl_.release();
+    return;
+  }
+  impl_->thread.join();
+  impl_->idle.clear();
+}
+
+void Client::request(Request request, std::function<void(Result<Response>)> done) {
+  auto op = std::make_shared<Impl::RequestOp>();
+  op->request.method_string(request.method);
+  op->request.target(impl_->address.base_path + request.target);
+  op->request.version(11);
+  op->request.keep_alive(true);
+  impl_->set_headers(op->request);
+  if (!request.body.empty() || request.method != "GET") {
+    op->request.set(bhttp::field::content_type, request.content_type);
+    op->request.body() = std::move(request.body);
+    op->request.prepare_payload();
+  }
+  op->done = std::move(done);
+  net::post(impl_->io, [impl = impl_.get(), op] { impl->start(op); });
+}
+
+Result<Response> Client::request_sync(Request request) {
+  std::promise<Result<Response>> answer;
+  auto future = answer.get_future();
+  this->request(std::move(request), [&answer](Result<Response> r) { answer.set_value(std::move(r)); });
+  return future.get();
+}
+
+std::shared_ptr<StreamHandle> Client::stream(std::string target, std::shared_ptr<StreamSink> sink,
+                                             std::chrono::milliseconds deadline) {
+  auto op = std::make_shared<Impl::StreamOp>();
+  op->impl = impl_.get();
+  op->sink = std::move(sink);
+  op->deadline = deadline;
+  op->request.method(bhttp::verb::get);
+  op->request.target(impl_->address.base_path + target);
+  op->request.version(11);
+  op->request.keep_alive(true);
+  impl_->set_headers(op->request);
+  net::post(impl_->io, [impl = impl_.get(), op] { impl->start_stream(op); });
+  return std::make_shared<Impl::Handle>(shared_from_this(), op);
+}
+
+const ClientConfig& Client::config() const { return impl_->config; }
+std::uint64_t Client::connections_opened() const { return impl_->opened; }
+
+}  // namespace kinformer::http

@@ -1,0 +1,133 @@
+// tests/http/http_fixture.hpp
+//
+// What the HTTP integration tests share: an actor system with two workers, an
+// informer over an HttpListWatch, a thread-safe record of what its handler saw,
+// and eventually(pred, why) — a poll with a deadline that says what it waited for.
+#pragma once
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actors/errors.hpp"
+#include "actors/shared_informer.hpp"
+#include "runtime/http/client.hpp"
+#include "runtime/http/http_list_watch.hpp"
+
+namespace kinformer::testing {
+
+/// Polls `done` until true (true), or fails the test with `why` after `deadline`.
+template <class Pred>
+bool eventually(Pred done, const std::string& why,
+                std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) {
+      FAIL_CHECK("timed out waiting: " << why);
+      return false;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+/// What one handler saw: the last state per key, deletions, tombstones, errors.
+class Seen {
+ public:
+  HandlerFuncs funcs() {
+    HandlerFuncs f;
+    f.on_add = [this](const ObjectPtr& o, bool) { put(o); };
+    f.on_update = [this](const ObjectPtr&, const ObjectPtr& o) { put(o); };
+    f.on_delete = [this](const DeletedObject& d) {
+      std::lock_guard<std::mutex> lock(mu_);
+      const std::string key(d.key());
+      last_.erase(key);
+      deleted_.insert(key);
+      if (d.is_tombstone()) tombstones_.insert(key);
+    };
+    return f;
+  }
+  void error(const Error& e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    errors_.push_back(e);
+  }
+  std::map<std::string, std::string> last() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_;
+  }
+  std::set<std::string> tombstones() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return tombstones_;
+  }
+  std::vector<Error> errors() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return errors_;
+  }
+  bool saw_error(Errc code, const std::string& text = "") const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& e : errors_)
+      if (e.code == code && e.message.find(text) != std::string::npos) return true;
+    return false;
+  }
+
+ private:
+  void put(const ObjectPtr& o) {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_[std::string(o->key())] = std::string(o->resource_version());
+  }
+  mutable std::mutex mu_;
+  std::map<std::string, std::string> last_;  // key → resourceVersion
+  std::set<std::string> deleted_;
+  std::set<std::string> tombstones_;
+  std::vector<Error> errors_;
+};
+
+struct HttpFixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  Seen seen;
+
+  static caf::actor_system_config& prepare(caf::actor_system_config& c) {
+    c.set("scheduler.max-threads", 2);
+    actors::register_errors(c);
+    return c;
+  }
+  HttpFixture() : sys(prepare(cfg)) {}
+
+  /// An informer (not yet run) over `collection` of the server at `url`, whose
+  /// handler and error handler record into `seen`.
+  std::unique_ptr<SharedInformer> informer(std::shared_ptr<http::Client> client,
+                                           const std::string& collection, std::int64_t page_size = 0) {
+    SharedInformerOptions options;
+    options.source = std::make_shared<http::HttpListWatch>(std::move(client), collection);
+    options.page_size = page_size;
+    options.backoff.initial = std::chrono::milliseconds(200);
+    options.backoff.cap = std::chrono::milliseconds(2000);
+    auto informer = std::make_unique<SharedInformer>(sys, options);
+    REQUIRE(informer->set_watch_error_handler([this](const Error& e) { seen.error(e); }));
+    REQUIRE(informer->add_handler(seen.funcs()));
+    return informer;
+  }
+};
+
+inline std::shared_ptr<http::Client> make_client(http::ClientConfig config) {
+  auto client = http::Client::create(std::move(config));
+  if (!client) FAIL("the HTTP client was not created: " << client.error().to_string());
+  return std::move(client).value();
+}
+
+inline std::shared_ptr<http::Client> make_client(const std::string& url) {
+  http::ClientConfig config;
+  config.server = url;
+  return make_client(std::move(config));
+}
+
+}  // namespace kinformer::testing
