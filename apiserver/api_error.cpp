@@ -22,7 +22,9 @@ std::string ApiError::to_status_json() const {
     }
   }
   if (!details.empty()) status["details"] = std::move(details);
-  return status.dump();
+  // Messages may quote request bytes that are not UTF-8 (a protobuf kind, a YAML
+  // key): replaced with U+FFFD rather than dump() throwing (issue 19).
+  return status.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 namespace {

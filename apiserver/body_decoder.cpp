@@ -1,6 +1,9 @@
 #include "apiserver/body_decoder.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -80,7 +83,49 @@ bool nesting_within_limit(std::string_view body) {
   return true;
 }
 
+bool valid_utf8(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if ((c >> 5) == 0x6) n = 1, cp = c & 0x1f;
+    else if ((c >> 4) == 0xe) n = 2, cp = c & 0x0f;
+    else if ((c >> 3) == 0x1e) n = 3, cp = c & 0x07;
+    else return false;
+    if (i + n >= s.size()) return false;
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d >> 6) != 0x2) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+      return false;  // overlong, out of range or a surrogate
+    i += n + 1;
+  }
+  return true;
+}
+
+bool all_utf8(const json& value) {
+  if (value.is_string()) return valid_utf8(value.get_ref<const std::string&>());
+  if (value.is_array())
+    return std::all_of(value.begin(), value.end(), [](const json& v) { return all_utf8(v); });
+  if (value.is_object())
+    for (auto it = value.begin(); it != value.end(); ++it)
+      if (!valid_utf8(it.key()) || !all_utf8(it.value())) return false;
+  return true;
+}
+
 }  // namespace
+
+std::optional<ApiError> invalid_utf8(const json& document, std::string_view what) {
+  if (all_utf8(document)) return std::nullopt;
+  return ApiError::bad_request("the request body's " + std::string(what) + " holds a string that is not valid UTF-8");
+}
 
 ApiResult<json> decode_body(std::string_view body, BodyFormat format) {
   if (!nesting_within_limit(body))
@@ -102,7 +147,10 @@ ApiResult<json> decode_body(std::string_view body, BodyFormat format) {
     // the body's size bounds every alias-free document and keeps expansion linear.
     std::size_t budget = 2 * body.size() + 64;
     try {
-      return from_yaml(documents.front(), budget);
+      json document = from_yaml(documents.front(), budget);
+      // Found by fuzz_body_decoder (issue 19): YAML scalars may hold any bytes.
+      if (auto bad = invalid_utf8(document, "YAML")) return *bad;
+      return document;
     } catch (const TooManyNodes&) {
       return ApiError::bad_request("the request body's YAML aliases expand to more than " +
                                    std::to_string(2 * body.size() + 64) + " nodes");

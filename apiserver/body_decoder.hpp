@@ -11,6 +11,7 @@
 // Threading: pure functions. Errors: ApiError values; never throws.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
@@ -22,5 +23,9 @@ namespace kinformer::apiserver {
 enum class BodyFormat { json, yaml, protobuf };  // protobuf: apiserver/protobuf_decoder.hpp
 
 ApiResult<nlohmann::json> decode_body(std::string_view body, BodyFormat format);
+
+/// 400 BadRequest when a string or key of `document` is not valid UTF-8 (YAML and
+/// protobuf carry raw bytes; JSON cannot hold them and dump() would throw on them).
+std::optional<ApiError> invalid_utf8(const nlohmann::json& document, std::string_view what);
 
 }  // namespace kinformer::apiserver

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/body_decoder.hpp"
+
 namespace kinformer::apiserver {
 
 using nlohmann::json;
@@ -221,8 +223,14 @@ ApiResult<json> decode_protobuf(std::string_view body) {
     return std::nullopt;
   });
   if (error) return *error;
-  if (api_version == "v1" && kind == "ConfigMap") return config_map(raw);
-  if (api_version == "v1" && kind == "Namespace") return namespace_object(raw);
+  // Protobuf strings are raw bytes; JSON needs UTF-8 (found by fuzz_body_decoder, issue 19).
+  auto checked = [](ApiResult<json> decoded) -> ApiResult<json> {
+    if (decoded)
+      if (auto bad = invalid_utf8(decoded.value(), "protobuf object")) return *bad;
+    return decoded;
+  };
+  if (api_version == "v1" && kind == "ConfigMap") return checked(config_map(raw));
+  if (api_version == "v1" && kind == "Namespace") return checked(namespace_object(raw));
   return unsupported("the protobuf encoding of " + (kind.empty() ? std::string("this object") : api_version + " " + kind));
 }
 

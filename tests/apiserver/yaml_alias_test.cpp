@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/body_decoder.hpp"
+#include "apiserver/protobuf_decoder.hpp"
 
 using kinformer::apiserver::BodyFormat;
 using kinformer::apiserver::decode_body;
@@ -36,4 +37,26 @@ TEST_CASE("issue 19: YAML aliases that expand modestly still decode", "[apiserve
   std::string block;
   for (int i = 0; i < 500; ++i) block += "k" + std::to_string(i) + ":\n- a\n- \n";
   REQUIRE(decode_body(block, BodyFormat::yaml));
+}
+
+// Issue 19 (fuzzing): YAML scalars and protobuf strings may hold bytes that are not
+// UTF-8; the decoded document then threw from dump() when the server stored or echoed it.
+TEST_CASE("issue 19: YAML and protobuf bodies with strings that are not UTF-8 are 400",
+          "[apiserver][item-1][unit]") {
+  auto yaml = decode_body("metadata:\n  name: \"a\\xF4\"\ndata:\n  k: \xF4\x93\n", BodyFormat::yaml);
+  REQUIRE_FALSE(yaml);
+  CHECK(yaml.error().code == 400);
+  CHECK_THAT(yaml.error().message, Catch::Contains("UTF-8"));
+  // k8s\0 + Unknown{typeMeta{v1, ConfigMap}, raw = ConfigMap{metadata{name "cm1"}, data{"k": "\xF4"}}}
+  const std::string body("\x6b\x38\x73\x00\x0a\x0f\x0a\x02\x76\x31\x12\x09\x43\x6f\x6e\x66\x69\x67\x4d\x61\x70\x12\x0f\x0a\x05\x0a\x03\x63\x6d\x31\x12\x06\x0a\x01\x6b\x12\x01\xf4", 38);
+  auto proto = kinformer::apiserver::decode_protobuf(body);
+  REQUIRE_FALSE(proto);
+  CHECK(proto.error().code == 400);
+  CHECK_THAT(proto.error().message, Catch::Contains("UTF-8"));
+  // Valid multi-byte text still decodes.
+  auto ok = decode_body("name: \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"\n", BodyFormat::yaml);
+  REQUIRE(ok);
+  CHECK(ok.value()["name"].get<std::string>().size() == 14);
+  // A Status quoting bytes that are not UTF-8 still renders.
+  CHECK_NOTHROW(kinformer::apiserver::ApiError::bad_request("bad \xF4").to_status_json());
 }
