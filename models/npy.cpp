@@ -1,5 +1,6 @@
 #include "models/npy.hpp"
 
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -62,20 +63,31 @@ RawNpy read_raw(const std::string& path) {
   while (pos < dims.size()) {
     while (pos < dims.size() && (dims[pos] == ' ' || dims[pos] == ',')) ++pos;
     if (pos >= dims.size()) break;
-    size_t used = 0;
-    raw.shape.push_back(std::stoll(dims.substr(pos), &used));
-    pos += used;
+    // Digits only (no std::stoll: it throws on junk and overflows silently on sign tricks).
+    int64_t dim = 0;
+    size_t start = pos;
+    while (pos < dims.size() && dims[pos] >= '0' && dims[pos] <= '9') {
+      if (dim > (INT64_MAX - 9) / 10) fail(path, "shape dimension too large in (" + dims + ")");
+      dim = dim * 10 + (dims[pos++] - '0');
+    }
+    if (pos == start || (pos < dims.size() && dims[pos] != ',' && dims[pos] != ' '))
+      fail(path, "malformed shape (" + dims + ")");
+    raw.shape.push_back(dim);
   }
   raw.payload = bytes.substr(header_at + header_len);
   return raw;
 }
 
+// The element count, once the payload is known to hold that many `item`-byte elements:
+// callers allocate only after this check.
 size_t checked_count(const RawNpy& raw, size_t item, const std::string& path) {
-  auto n = static_cast<size_t>(element_count(raw.shape));
-  if (raw.payload.size() < n * item)
-    fail(path, "truncated: shape " + to_string(raw.shape) + " needs " + std::to_string(n * item) + " bytes, file has " +
-                   std::to_string(raw.payload.size()));
-  return n;
+  uint64_t bytes = 0;
+  if (!checked_byte_size(raw.shape, item, bytes))
+    fail(path, "shape " + to_string(raw.shape) + " is too large");
+  if (raw.payload.size() < bytes)
+    fail(path, "truncated: shape " + to_string(raw.shape) + " needs " + std::to_string(bytes) +
+                   " bytes, file has " + std::to_string(raw.payload.size()));
+  return static_cast<size_t>(bytes / item);
 }
 
 }  // namespace
@@ -83,12 +95,14 @@ size_t checked_count(const RawNpy& raw, size_t item, const std::string& path) {
 Tensor read_npy(const std::string& path) {
   RawNpy raw = read_raw(path);
   Tensor t;
-  t.resize(raw.shape);
   if (raw.descr == "<f4") {
     size_t n = checked_count(raw, 4, path);
-    std::memcpy(t.data.data(), raw.payload.data(), n * 4);
+    t.resize(raw.shape);
+    // data() of an empty vector may be null, which memcpy must not get even for 0 bytes.
+    if (n > 0) std::memcpy(t.data.data(), raw.payload.data(), n * 4);
   } else if (raw.descr == "<f8") {
     size_t n = checked_count(raw, 8, path);
+    t.resize(raw.shape);
     for (size_t i = 0; i < n; ++i) {
       double v;
       std::memcpy(&v, raw.payload.data() + 8 * i, 8);

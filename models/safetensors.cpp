@@ -1,6 +1,7 @@
 #include "models/safetensors.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -13,6 +14,21 @@ namespace {
 
 [[noreturn]] void fail(const std::string& path, const std::string& why) {
   throw ModelError("weights file '" + path + "': " + why);
+}
+
+// A JSON array of integers, each in [min, INT64_MAX]: nlohmann's get<> would convert
+// floats and out-of-range numbers with an undefined cast.
+std::vector<int64_t> integer_array(const nlohmann::json& value, int64_t min, const std::string& path,
+                                   const std::string& what) {
+  if (!value.is_array()) fail(path, what + " is not an array");
+  std::vector<int64_t> out;
+  for (const auto& v : value) {
+    bool fits = v.is_number_integer() && (v.is_number_unsigned() ? v.get<uint64_t>() <= INT64_MAX : true);
+    if (!fits || v.get<int64_t>() < min)
+      fail(path, what + " holds " + v.dump() + ", not an integer >= " + std::to_string(min));
+    out.push_back(v.get<int64_t>());
+  }
+  return out;
 }
 
 size_t dtype_size(const std::string& dtype) {
@@ -62,13 +78,19 @@ std::map<std::string, SafeTensor> read_safetensors(const std::string& path) {
     SafeTensor t;
     try {
       t.dtype = info.at("dtype").get<std::string>();
-      t.shape = info.at("shape").get<Shape>();
-      auto offsets = info.at("data_offsets").get<std::vector<uint64_t>>();
+      t.shape = integer_array(info.at("shape"), 0, path, "tensor '" + name + "': shape");
+      std::vector<uint64_t> offsets;
+      for (auto o : integer_array(info.at("data_offsets"), 0, path, "tensor '" + name + "': data_offsets"))
+        offsets.push_back(static_cast<uint64_t>(o));
       if (offsets.size() != 2 || offsets[0] > offsets[1]) fail(path, "tensor '" + name + "': bad data_offsets");
       size_t item = dtype_size(t.dtype);
       if (item == 0) fail(path, "tensor '" + name + "': unsupported dtype " + t.dtype);
-      auto n = static_cast<uint64_t>(element_count(t.shape));
-      if (offsets[1] - offsets[0] != n * item)
+      uint64_t bytes_needed = 0;
+      if (!checked_byte_size(t.shape, item, bytes_needed))
+        fail(path, "tensor '" + name + "': shape " + to_string(t.shape) +
+                       " has a negative dimension or is too large");
+      const uint64_t n = bytes_needed / item;
+      if (offsets[1] - offsets[0] != bytes_needed)
         fail(path, "tensor '" + name + "': " + std::to_string(offsets[1] - offsets[0]) + " bytes for shape " +
                        to_string(t.shape) + " of " + t.dtype);
       if (offsets[1] > data_size)

@@ -20,6 +20,12 @@ using Shape = std::vector<int64_t>;
 /// Product of the dimensions (1 for a scalar shape).
 int64_t element_count(const Shape& shape);
 
+/// The bytes of an array of `shape` with `item`-byte elements, for shapes read from
+/// files: 0 when a dimension is negative or the element count or byte size would
+/// overflow int64 (the caller reports the shape), so a hostile header cannot make
+/// element_count() overflow or a loader allocate a wrapped-around size.
+bool checked_byte_size(const Shape& shape, std::uint64_t item, std::uint64_t& bytes);
+
 /// "[2, 96, 7]".
 std::string to_string(const Shape& shape);
 

@@ -92,6 +92,15 @@ struct Object::Parts {
 
 namespace {
 
+// Whether `v` is a JSON null. value::is_null() returns a simdjson_result, whose
+// conversion to bool throws simdjson_error when the token is malformed (found by
+// fuzz_object, issue 19): an error here reads as "not null", and the typed getter that
+// follows reports it.
+bool is_null_value(od::value& v) noexcept {
+  bool null = false;
+  return v.is_null().get(null) == sj::SUCCESS && null;
+}
+
 // Walks one object with simdjson On-Demand, recording metadata as spans into
 // `parts.bytes`. The scanner relies on simdjson's stage 1 having validated that
 // every string is closed before any value is visited.
@@ -127,7 +136,7 @@ class MetaReader {
  private:
   Result<void> read_metadata(od::value& value) {
     od::object md;
-    if (value.is_null()) return {};
+    if (is_null_value(value)) return {};
     if (auto e = value.get_object().get(md)) return type_error("metadata", "an object", e);
     for (auto field : md) {
       od::raw_json_string key;
@@ -151,13 +160,13 @@ class MetaReader {
   }
 
   Result<void> read_generation(od::value& v) {
-    if (v.is_null()) return {};
+    if (is_null_value(v)) return {};
     if (auto e = v.get_int64().get(p_.generation)) return type_error("metadata.generation", "an integer", e);
     return {};
   }
 
   Result<void> string_map(od::value& v, const char* what, std::vector<Object::Span>& out) {
-    if (v.is_null()) return {};
+    if (is_null_value(v)) return {};
     od::object obj;
     if (auto e = v.get_object().get(obj)) return type_error(what, "an object", e);
     for (auto field : obj) {
@@ -176,7 +185,7 @@ class MetaReader {
   }
 
   Result<void> read_owners(od::value& v) {
-    if (v.is_null()) return {};
+    if (is_null_value(v)) return {};
     od::array arr;
     if (auto e = v.get_array().get(arr)) return type_error("metadata.ownerReferences", "an array", e);
     for (auto element : arr) {
@@ -203,7 +212,7 @@ class MetaReader {
   }
 
   Result<void> read_bool(od::value& v, const char* what, bool& out) {
-    if (v.is_null()) return {};
+    if (is_null_value(v)) return {};
     if (auto e = v.get_bool().get(out)) return type_error(what, "a boolean", e);
     return {};
   }
@@ -212,7 +221,7 @@ class MetaReader {
   // else an unescaped copy in extras. null reads as "".
   Result<void> string_span(od::value& v, const char* what, Object::Span& out) {
     std::string_view token = v.raw_json_token();
-    if (!token.empty() && token.front() == 'n' && v.is_null()) {
+    if (!token.empty() && token.front() == 'n' && is_null_value(v)) {
       out = {};
       return {};
     }

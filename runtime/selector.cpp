@@ -267,6 +267,9 @@ std::string LabelSelector::to_string() const {
   for (const auto& r : requirements_) {
     if (!out.empty()) out += ',';
     auto set = [&r] {
+      // {""} prints as "(,)": "()" does not parse (an empty set is an error), and
+      // "(,)" reads back as {""} here and in Kubernetes (found by fuzz_selector, issue 19).
+      if (r.values.size() == 1 && r.values.front().empty()) return std::string(" (,)");
       std::string s = " (";
       for (std::size_t i = 0; i < r.values.size(); ++i) s += (i ? "," : "") + r.values[i];
       return s + ")";

@@ -83,7 +83,7 @@ void Connection::open(net::io_context& io, std::shared_ptr<net::ssl::context> tl
           return;
         }
         connection->tcp().expires_after(timeout);
-        connection->tcp().async_connect(results, [address, server_name, timeout, shared_done, connection](
+        connection->tcp().async_connect(results, [address, server_name, shared_done, connection](
                                                      const boost::system::error_code& ec,
                                                      const tcp::endpoint&) mutable {
           if (ec) {

@@ -159,3 +159,23 @@ TEST_CASE("every truncation of a valid object is reported, never accepted or cra
   }
   CHECK(Object::parse(json));
 }
+
+// Issue 19 (fuzzing): value::is_null() on a malformed token returned an error whose
+// conversion to bool threw simdjson_error out of Object::parse (found by fuzz_object).
+TEST_CASE("issue 19: a malformed token where null is checked is a decode error, not an exception",
+          "[object][item-1][unit]") {
+  for (const char* json : {
+           R"({"metadata":{"name":"a","ownerReferences":[{"controller":nmespac:adatatrue}]}})",
+           R"({"metadata":{"name":"a","ownerReferences":[{"blockOwnerDeletion":nul}]}})",
+           R"({"metadata":{"name":"a","generation":nope}})",
+           R"({"metadata":{"name":"a","labels":nan}})",
+           R"({"metadata":{"name":nil}})",
+           R"({"metadata":nx})",
+       }) {
+    INFO(json);
+    REQUIRE_NOTHROW(Object::parse(json));
+    auto parsed = Object::parse(json);
+    REQUIRE_FALSE(parsed);
+    CHECK(parsed.error().code == Errc::decode_failed);
+  }
+}

@@ -130,3 +130,21 @@ TEST_CASE("invalid field selectors are reported", "[selector][unit]") {
     CHECK(r.error().code == Errc::invalid_selector);
   }
 }
+
+// Issue 19 (fuzzing): a set holding only the empty value printed as "env in ()", which
+// does not parse; it now prints as "(,)", which reads back as the same set.
+TEST_CASE("issue 19: a set of only the empty value prints as text that parses back to it",
+          "[selector][item-1][unit]") {
+  for (const char* text : {"env in ( , ),acqy", "env notin (,)", "a in (,b),env in (,,)"}) {
+    INFO(text);
+    auto s = LabelSelector::parse(text);
+    REQUIRE(s);
+    auto again = LabelSelector::parse(s.value().to_string());
+    REQUIRE(again);
+    CHECK(again.value().to_string() == s.value().to_string());
+    CHECK(again.value().requirements().size() == s.value().requirements().size());
+  }
+  CHECK(LabelSelector::parse("env in (,)").value().to_string() == "env in (,)");
+  CHECK(LabelSelector::parse("env in (,)").value().matches(std::map<std::string, std::string>{{"env", ""}}));
+  CHECK_FALSE(LabelSelector::parse("env in (,)").value().matches(std::map<std::string, std::string>{{"env", "a"}}));
+}

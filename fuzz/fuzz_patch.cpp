@@ -1,0 +1,64 @@
+// fuzz/fuzz_patch.cpp: every PATCH type the API server accepts, as api.cpp applies them.
+// Input: one byte picking the type (JSON patch, merge, strategic merge, apply), then the
+// target object and the patch document separated by a NUL byte (apply: a third part, the
+// previously applied configuration, as YAML). The documents go through decode_body as
+// the server decodes them. Inputs are capped at 16 KiB: the fuzzer tests patching, not
+// the server's body size limit.
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string_view>
+
+#include "apiserver/body_decoder.hpp"
+#include "apiserver/patch.hpp"
+
+namespace {
+
+using kinformer::apiserver::BodyFormat;
+using nlohmann::json;
+
+// The next NUL-separated part of `rest` (all of it when there is no NUL).
+std::string_view next_part(std::string_view& rest) {
+  auto nul = rest.find('\0');
+  auto part = rest.substr(0, nul);
+  rest = nul == std::string_view::npos ? std::string_view() : rest.substr(nul + 1);
+  return part;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 1 || size > 16384) return 0;
+  const int kind = data[0] % 4;
+  std::string_view rest(reinterpret_cast<const char*>(data) + 1, size - 1);
+  auto target_text = next_part(rest);
+  auto patch_text = next_part(rest);
+  auto target = kinformer::apiserver::decode_body(target_text, BodyFormat::json);
+  auto patch = kinformer::apiserver::decode_body(patch_text, kind == 3 ? BodyFormat::yaml : BodyFormat::json);
+  if (!target || !patch) return 0;
+  json result = target.value();
+  std::optional<kinformer::apiserver::ApiError> failed;
+  switch (kind) {
+    case 0:
+      failed = kinformer::apiserver::apply_json_patch(result, patch.value());
+      break;
+    case 1:
+      failed = kinformer::apiserver::apply_merge_patch(result, patch.value());
+      break;
+    case 2:
+      failed = kinformer::apiserver::apply_strategic_merge_patch(result, patch.value());
+      break;
+    default: {
+      auto previous = kinformer::apiserver::decode_body(next_part(rest), BodyFormat::yaml);
+      if (previous) {
+        json removals = kinformer::apiserver::removal_patch(previous.value(), patch.value());
+        if (!removals.empty()) failed = kinformer::apiserver::apply_strategic_merge_patch(result, removals);
+      }
+      if (!failed) failed = kinformer::apiserver::apply_strategic_merge_patch(result, patch.value());
+      break;
+    }
+  }
+  (void)result.dump();
+  return 0;
+}
