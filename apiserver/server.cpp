@@ -22,6 +22,7 @@
 #include "apiserver/connection_registry.hpp"
 #include "apiserver/storage/persistence.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tcp_listen.hpp"
 
 namespace kinformer::apiserver {
 
@@ -713,22 +714,14 @@ Result<std::uint16_t> Server::start() {
                                          s.options.tls_key_file + ", client CA \"" +
                                          s.options.client_ca_file + "\"): " + e.what()};
   }
-  beast::error_code ec;
-  auto address = net::ip::make_address(s.options.bind_address, ec);
-  if (ec) return Error{Errc::server_error, "invalid bind address \"" + s.options.bind_address + "\": " + ec.message()};
-  tcp::endpoint endpoint(address, s.options.port);
   s.acceptor.emplace(net::make_strand(s.ioc));  // accept handlers and stop()'s close never overlap
-  s.acceptor->open(endpoint.protocol(), ec);
-  if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) s.acceptor->bind(endpoint, ec);
-  if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
-  if (ec) {
+  auto address = listen_on(*s.acceptor, s.options.bind_address, s.options.port);
+  if (!address) {
     s.acceptor.reset();
-    return Error{Errc::server_error, "cannot listen on " + s.options.bind_address + ":" +
-                                         std::to_string(s.options.port) + ": " + ec.message()};
+    return address.error();
   }
   s.port = s.acceptor->local_endpoint().port();
-  auto host = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+  auto host = address->is_v6() ? "[" + address->to_string() + "]" : address->to_string();
   s.shared = Shared{&s.options, &s.api,    &s.store, &s.counters, &s.auth, host + ":" + std::to_string(s.port),
                     s.persistence.get()};
   s.connection_cap = s.descriptor_bound();

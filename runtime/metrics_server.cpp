@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/tcp_listen.hpp"
+
 namespace kinformer {
 
 namespace net = boost::asio;
@@ -143,20 +145,10 @@ MetricsServer::~MetricsServer() { stop(); }
 Result<std::uint16_t> MetricsServer::start() {
   auto& s = *impl_;
   if (s.running) return s.port.load();
-  beast::error_code ec;
-  auto address = net::ip::make_address(s.options.bind_address, ec);
-  if (ec)
-    return Error{Errc::server_error, "metrics: invalid bind address \"" + s.options.bind_address + "\""};
-  tcp::endpoint endpoint(address, s.options.port);
   s.acceptor.emplace(s.ioc);
-  s.acceptor->open(endpoint.protocol(), ec);
-  if (!ec) s.acceptor->set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) s.acceptor->bind(endpoint, ec);
-  if (!ec) s.acceptor->listen(net::socket_base::max_listen_connections, ec);
-  if (ec) {
+  if (auto listening = listen_on(*s.acceptor, s.options.bind_address, s.options.port); !listening) {
     s.acceptor.reset();
-    return Error{Errc::server_error, "metrics: cannot listen on " + s.options.bind_address + ":" +
-                                         std::to_string(s.options.port) + ": " + ec.message()};
+    return Error{Errc::server_error, "metrics: " + listening.error().message};
   }
   s.port = s.acceptor->local_endpoint().port();
   s.ioc.restart();
