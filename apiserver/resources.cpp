@@ -112,6 +112,13 @@ ResourceRegistry ResourceRegistry::with_builtins() {
   pvc.status_subresource = true;
   r.types_.push_back(std::move(pvc));
   r.types_.push_back(core("Endpoints", "endpoints", "endpoints", {"ep"}));
+  // kubectl apply --prune lists these two (with the kinds above) by default
+  auto pv = core("PersistentVolume", "persistentvolumes", "persistentvolume", {"pv"});
+  pv.namespaced = false;
+  pv.status_subresource = true;
+  r.types_.push_back(std::move(pv));
+  r.types_.push_back(with_spec_and_status(
+      core("ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}), true));
   auto node = core("Node", "nodes", "node", {"no"});
   node.namespaced = false;
   node.status_subresource = true;

@@ -4,9 +4,10 @@
 // and how each behaves (kube-api-protocol.md §A1, §A3, §A8).
 //
 // Contract
-//   * The built-ins (with_builtins()) are core/v1 namespaces and nodes (cluster-scoped),
-//     pods, configmaps, services, events, secrets, serviceaccounts,
-//     persistentvolumeclaims and endpoints; apps/v1 deployments, statefulsets,
+//   * The built-ins (with_builtins()) are core/v1 namespaces, nodes and
+//     persistentvolumes (cluster-scoped), pods, configmaps, services, events, secrets,
+//     serviceaccounts, persistentvolumeclaims, endpoints and replicationcontrollers
+//     (the last two kinds because kubectl apply --prune lists them); apps/v1 deployments, statefulsets,
 //     daemonsets and replicasets; batch/v1 jobs and cronjobs; networking.k8s.io/v1
 //     ingresses; coordination.k8s.io/v1 leases; apiextensions.k8s.io/v1
 //     customresourcedefinitions (cluster-scoped). Extra resources are custom kinds

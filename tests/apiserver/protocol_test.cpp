@@ -58,7 +58,8 @@ TEST_CASE("discovery answers aggregated documents with the aggregated content ty
   std::vector<std::string> resources;
   for (const auto& r : core_json["items"][0]["versions"][0]["resources"]) resources.push_back(r["resource"]);
   CHECK(resources == std::vector<std::string>{"namespaces", "pods", "configmaps", "services", "events", "secrets",
-                                              "serviceaccounts", "persistentvolumeclaims", "endpoints", "nodes"});
+                                              "serviceaccounts", "persistentvolumeclaims", "endpoints", "persistentvolumes",
+                                              "replicationcontrollers", "nodes"});
 
   auto groups = t.request("GET", "/apis", "", "", {{"Accept", agg}});
   auto groups_json = TestServer::json_of(groups);
