@@ -113,7 +113,8 @@ void flatten(const json& value, const std::string& path, std::map<std::string, j
 }
 
 // Paths whose value differs between the two objects; what the server changes on
-// every write (resourceVersion, managedFields) is left out.
+// every write (resourceVersion, managedFields) is left out, and so are apiVersion
+// and kind, which list items of built-in kinds omit.
 std::vector<std::string> changed_fields(const kinformer::Object& before, const kinformer::Object& after) {
   auto a = json::parse(before.json(), nullptr, false);
   auto b = json::parse(after.json(), nullptr, false);
@@ -122,7 +123,8 @@ std::vector<std::string> changed_fields(const kinformer::Object& before, const k
   flatten(a, "", left);
   flatten(b, "", right);
   auto noise = [](const std::string& path) {
-    return path == "metadata.resourceVersion" || path.rfind("metadata.managedFields", 0) == 0;
+    return path == "apiVersion" || path == "kind" || path == "metadata.resourceVersion" ||
+           path.rfind("metadata.managedFields", 0) == 0;
   };
   std::vector<std::string> out;
   for (const auto& [path, value] : left) {
@@ -267,18 +269,7 @@ int run_watch(int argc, char** argv) {
     }
   }
 
-  kinformer::Result<kinformer::http::ClientConfig> config = kinformer::http::ClientConfig{};
-  if (!server.empty()) {
-    config->server = server;
-    config->token_file = token_file;
-  } else {
-    kinformer::http::KubeconfigOptions options;
-    if (!kubeconfig.empty()) options.paths.push_back(kubeconfig);
-    options.context = context;
-    config = kinformer::http::load_kubeconfig(options);
-    if (!config && kubeconfig.empty() && std::getenv("KUBERNETES_SERVICE_HOST"))
-      config = kinformer::http::in_cluster_config();
-  }
+  auto config = kinformer::http::client_config_from({server, token_file, kubeconfig, context});
   if (!config) {
     kinformer::log::error("watch", "no server to watch", {{"error", config.error().message}});
     return 1;
