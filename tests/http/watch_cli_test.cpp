@@ -36,13 +36,6 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-#define REQUIRE_BINARY()                                               \
-  if (!kinformer::testing::kinformer_binary_built()) {                 \
-    WARN("skipped: " << kinformer::testing::kinformer_binary()         \
-                     << " is not built (build the kinformer target)"); \
-    return;                                                            \
-  }
-
 }  // namespace
 
 TEST_CASE("kinformer watch prints each change as json and a summary on SIGINT",
