@@ -18,6 +18,10 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/send.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,11 +32,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/send.hpp>
 
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"
@@ -58,7 +57,8 @@ constexpr const char* usage =
     "  --server: an API server serving metrics.kinformer.io/v1/MetricSeries/metricseries\n"
     "            (default: an embedded one on a free loopback port)\n"
     "  --duration: seconds of feeding points (default 6); --period-ms: between points (default 150)\n"
-    "  --series: how many series (1..26, default 3); --svg-dir: where the charts go (default forecast_plots)\n"
+    "  --series: how many series (1..26, default 3); --svg-dir: where the charts go (default "
+    "forecast_plots)\n"
     "  --model: PREFIX.json, PREFIX.safetensors and PREFIX.scaler.json (default the trained etth1_s_24)\n";
 
 const auto started = std::chrono::steady_clock::now();
@@ -66,7 +66,8 @@ std::mutex out_mu;
 
 void say(const std::string& line) {
   const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+          .count();
   std::lock_guard<std::mutex> lock(out_mu);
   std::printf("[%6lld ms] %s\n", static_cast<long long>(ms), line.c_str());
   std::fflush(stdout);
@@ -85,18 +86,26 @@ bool parse(int argc, char** argv, Options& o) {
     if (i + 1 >= argc) return false;
     const char* value = argv[++i];
     char* end = nullptr;
-    if (arg == "--server") o.server = value;
-    else if (arg == "--svg-dir") o.svg_dir = value;
-    else if (arg == "--model") o.model = value;
-    else if (arg == "--backend") o.backend = value;
-    else if (arg == "--duration") o.duration_s = std::strtod(value, &end);
-    else if (arg == "--period-ms") o.period_ms = std::strtol(value, &end, 10);
-    else if (arg == "--series") o.series = static_cast<int>(std::strtol(value, &end, 10));
-    else return false;
+    if (arg == "--server")
+      o.server = value;
+    else if (arg == "--svg-dir")
+      o.svg_dir = value;
+    else if (arg == "--model")
+      o.model = value;
+    else if (arg == "--backend")
+      o.backend = value;
+    else if (arg == "--duration")
+      o.duration_s = std::strtod(value, &end);
+    else if (arg == "--period-ms")
+      o.period_ms = std::strtol(value, &end, 10);
+    else if (arg == "--series")
+      o.series = static_cast<int>(std::strtol(value, &end, 10));
+    else
+      return false;
     if (end && *end) return false;
   }
-  return o.duration_s > 0 && o.duration_s <= 3600 && o.period_ms >= 1 && o.period_ms <= 60000 && o.series >= 1 &&
-         o.series <= 26;
+  return o.duration_s > 0 && o.duration_s <= 3600 && o.period_ms >= 1 && o.period_ms <= 60000 &&
+         o.series >= 1 && o.series <= 26;
 }
 
 // A synthetic hourly temperature: a daily cycle, a slow drift and noise; seeded, so
@@ -104,13 +113,16 @@ bool parse(int argc, char** argv, Options& o) {
 class SyntheticSeries {
  public:
   SyntheticSeries(int index, std::int64_t start)
-      : rng_(static_cast<std::uint32_t>(1000 + index)), time_(start),
-        base_(12.0 + 4.0 * index), amplitude_(3.0 + 1.5 * (index % 3)), phase_(index * 2.1),
+      : rng_(static_cast<std::uint32_t>(1000 + index)),
+        time_(start),
+        base_(12.0 + 4.0 * index),
+        amplitude_(3.0 + 1.5 * (index % 3)),
+        phase_(index * 2.1),
         drift_(index % 2 ? 0.02 : -0.015) {}
   fc::MetricPoint next() {
     const double hour = static_cast<double>(step_++);
-    const double value = base_ + drift_ * hour + amplitude_ * std::sin(2 * M_PI * hour / 24.0 + phase_) +
-                         noise_(rng_);
+    const double value =
+        base_ + drift_ * hour + amplitude_ * std::sin(2 * M_PI * hour / 24.0 + phase_) + noise_(rng_);
     fc::MetricPoint point{time_, std::round(value * 1000) / 1000};
     time_ += 3600;
     return point;
@@ -185,7 +197,8 @@ int main(int argc, char** argv) {
     auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
     auto type = kinformer::apiserver::ResourceRegistry::parse_spec(fc::metric_series_spec);
     if (!type || !registry.add(type.value())) return 1;
-    embedded = std::make_unique<kinformer::apiserver::Server>(kinformer::apiserver::ServerOptions{}, registry);
+    embedded =
+        std::make_unique<kinformer::apiserver::Server>(kinformer::apiserver::ServerOptions{}, registry);
     auto port = embedded->start();
     if (!port) {
       std::fprintf(stderr, "forecast_pipeline: %s\n", port.error().message.c_str());
@@ -251,22 +264,24 @@ int main(int argc, char** argv) {
     names.push_back(std::string("oil-temp-") + static_cast<char>('a' + i));
     std::vector<fc::MetricPoint> points;
     for (int k = 0; k < shape.seq_len - 4; ++k) points.push_back(feeds.back().next());
-    auto created = call(**client, "POST", fc::series_collection_path(ns),
-                        fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
+    auto created =
+        call(**client, "POST", fc::series_collection_path(ns),
+             fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
     if (!created && created.error().message.find("409") != std::string::npos) {  // left from an earlier run
       (void)call(**client, "DELETE", fc::series_path(ns, names.back()), "");
-      created = call(**client, "POST", fc::series_collection_path(ns),
-                     fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
+      created =
+          call(**client, "POST", fc::series_collection_path(ns),
+               fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
     }
     if (!created) {
       std::fprintf(stderr, "forecast_pipeline: %s\n", created.error().message.c_str());
       return 1;
     }
-    say("created " + ns + "/" + names.back() + " with " + std::to_string(points.size()) + " hourly points (a window is " +
-        std::to_string(shape.seq_len) + ")");
+    say("created " + ns + "/" + names.back() + " with " + std::to_string(points.size()) +
+        " hourly points (a window is " + std::to_string(shape.seq_len) + ")");
   }
-  const auto feed_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(
-                                                                 static_cast<long>(o.duration_s * 1000));
+  const auto feed_until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<long>(o.duration_s * 1000));
   long appended = 0;
   bool interrupted = false;
   while (!interrupted && std::chrono::steady_clock::now() < feed_until) {
@@ -290,8 +305,8 @@ int main(int argc, char** argv) {
 
   const auto& stats = (*chain)->stats();
   say("appended " + std::to_string(appended) + " points; windows built " + std::to_string(*stats.windows) +
-      ", forecasts " + std::to_string(*stats.forecasts) + ", written into status " + std::to_string(*stats.written) +
-      ", errors " + std::to_string(*stats.errors));
+      ", forecasts " + std::to_string(*stats.forecasts) + ", written into status " +
+      std::to_string(*stats.written) + ", errors " + std::to_string(*stats.errors));
 
   // One chart per series, from the objects as the API server holds them now.
   ::mkdir(o.svg_dir.c_str(), 0755);
@@ -307,7 +322,9 @@ int main(int argc, char** argv) {
       say("error: " + written.error().message);
     else
       say("wrote " + path + " (" + std::to_string(series->points.size()) + " points" +
-          (series->forecast ? ", forecast from " + fc::format_time(series->forecast->based_on) : ", no forecast") + ")");
+          (series->forecast ? ", forecast from " + fc::format_time(series->forecast->based_on)
+                            : ", no forecast") +
+          ")");
   }
   if (embedded) (void)embedded->stop();
   return *stats.written > 0 ? 0 : 1;

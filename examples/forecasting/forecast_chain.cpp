@@ -32,7 +32,8 @@ actors::HopFunc window_builder(std::shared_ptr<WindowBoard> board, WindowShape s
     }
     // The entry shares the typed object the Controller decoded (no copy of the points).
     auto pinned = std::shared_ptr<const MetricSeries>(n.typed_object, series);
-    if (!board->post({series->key, series->resource_version}, {pinned, std::move(window).value(), std::nullopt})) {
+    if (!board->post({series->key, series->resource_version},
+                     {pinned, std::move(window).value(), std::nullopt})) {
       ++*stats.errors;
       if (on_error) on_error(series->key + ": the window board is full");
       return Verdict::stop;
@@ -66,7 +67,8 @@ actors::Predicate window_is_full(const WindowShape& shape) {
   };
 }
 
-Result<std::unique_ptr<ForecastChain>> ForecastChain::add_to(Informer<MetricSeries>& informer, ChainOptions options) {
+Result<std::unique_ptr<ForecastChain>> ForecastChain::add_to(Informer<MetricSeries>& informer,
+                                                             ChainOptions options) {
   std::unique_ptr<ForecastChain> chain(new ForecastChain());
   auto board = std::make_shared<WindowBoard>();
   SharedInformer& shared = informer.shared();
@@ -85,10 +87,11 @@ Result<std::unique_ptr<ForecastChain>> ForecastChain::add_to(Informer<MetricSeri
   forecaster.forecasts = chain->stats_.forecasts;
   forecaster.errors = chain->stats_.errors;
   auto spawned = chain->spawned_;
-  auto forecasting = shared.add_handler(spawned->add(spawn_forecaster(system, forecaster)), hop(options, 20, ready),
-                                        [forecaster, spawned](caf::actor_system& sys) {
-                                          return spawned->add(spawn_forecaster(sys, forecaster));
-                                        });
+  auto forecasting =
+      shared.add_handler(spawned->add(spawn_forecaster(system, forecaster)), hop(options, 20, ready),
+                         [forecaster, spawned](caf::actor_system& sys) {
+                           return spawned->add(spawn_forecaster(sys, forecaster));
+                         });
   if (!forecasting) return forecasting.error();
 
   StatusWriterOptions writer;
@@ -99,10 +102,9 @@ Result<std::unique_ptr<ForecastChain>> ForecastChain::add_to(Informer<MetricSeri
   writer.on_error = options.on_error;
   writer.written = chain->stats_.written;
   writer.errors = chain->stats_.errors;
-  auto writing = shared.add_handler(spawned->add(spawn_status_writer(system, writer)), hop(options, 30, ready),
-                                    [writer, spawned](caf::actor_system& sys) {
-                                      return spawned->add(spawn_status_writer(sys, writer));
-                                    });
+  auto writing = shared.add_handler(
+      spawned->add(spawn_status_writer(system, writer)), hop(options, 30, ready),
+      [writer, spawned](caf::actor_system& sys) { return spawned->add(spawn_status_writer(sys, writer)); });
   if (!writing) return writing.error();
   return chain;
 }

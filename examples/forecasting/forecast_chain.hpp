@@ -32,6 +32,7 @@
 #pragma once
 
 #include <atomic>
+#include <caf/fwd.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -39,8 +40,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
-#include <caf/fwd.hpp>
 
 #include "actors/inference.hpp"
 #include "actors/typed_informer.hpp"
@@ -77,7 +76,8 @@ actors::Predicate window_is_full(const WindowShape& shape);
 
 class ForecastChain {
  public:
-  static Result<std::unique_ptr<ForecastChain>> add_to(Informer<MetricSeries>& informer, ChainOptions options);
+  static Result<std::unique_ptr<ForecastChain>> add_to(Informer<MetricSeries>& informer,
+                                                       ChainOptions options);
   ~ForecastChain();
   ForecastChain(const ForecastChain&) = delete;
   ForecastChain& operator=(const ForecastChain&) = delete;

@@ -20,11 +20,20 @@ std::string escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -63,11 +72,13 @@ struct Scale {
   double y(double v) const { return top + plot_h - (v - v0) / (v1 - v0) * plot_h; }
 };
 
-std::string polyline(const Scale& s, const std::vector<MetricPoint>& points, const char* colour, bool dashed) {
+std::string polyline(const Scale& s, const std::vector<MetricPoint>& points, const char* colour,
+                     bool dashed) {
   std::ostringstream out;
   out << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\""
       << (dashed ? " stroke-dasharray=\"7 4\"" : "") << " points=\"";
-  for (const auto& p : points) out << number(s.x(static_cast<double>(p.time)), 1) << "," << number(s.y(p.value), 1) << " ";
+  for (const auto& p : points)
+    out << number(s.x(static_cast<double>(p.time)), 1) << "," << number(s.y(p.value), 1) << " ";
   out << "\"/>\n";
   return out.str();
 }
@@ -82,18 +93,20 @@ std::string render_svg(const MetricSeries& series) {
   const std::string metric = series.metric.empty() ? "value" : series.metric;
   std::ostringstream svg;
   svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
-      << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n"
+      << "\" viewBox=\"0 0 " << width << " " << height
+      << "\" font-family=\"DejaVu Sans, Arial, sans-serif\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      << "<text x=\"" << left << "\" y=\"30\" font-size=\"19\" font-weight=\"bold\">" << escape(series.key) << " — "
-      << escape(metric) << "</text>\n";
+      << "<text x=\"" << left << "\" y=\"30\" font-size=\"19\" font-weight=\"bold\">" << escape(series.key)
+      << " — " << escape(metric) << "</text>\n";
   std::vector<MetricPoint> all(history);
   all.insert(all.end(), forecast.begin(), forecast.end());
   if (all.empty()) {
-    svg << "<text x=\"" << left << "\" y=\"" << top + plot_h / 2 << "\" font-size=\"16\">no points yet</text>\n</svg>\n";
+    svg << "<text x=\"" << left << "\" y=\"" << top + plot_h / 2
+        << "\" font-size=\"16\">no points yet</text>\n</svg>\n";
     return svg.str();
   }
-  auto [lo, hi] = std::minmax_element(all.begin(), all.end(),
-                                      [](const MetricPoint& a, const MetricPoint& b) { return a.value < b.value; });
+  auto [lo, hi] = std::minmax_element(
+      all.begin(), all.end(), [](const MetricPoint& a, const MetricPoint& b) { return a.value < b.value; });
   double v0 = lo->value, v1 = hi->value;
   if (v1 - v0 < 1e-9) v0 -= 1, v1 += 1;
   const double step = nice_step(v1 - v0, 6);
@@ -104,9 +117,10 @@ std::string render_svg(const MetricSeries& series) {
   const Scale s{t0, t1, v0, v1};
   const int decimals = step >= 1 ? 0 : step >= 0.1 ? 1 : 2;
 
-  svg << "<text x=\"" << left << "\" y=\"52\" font-size=\"13\" fill=\"#444\">" << history.size() << " points, one every "
+  svg << "<text x=\"" << left << "\" y=\"52\" font-size=\"13\" fill=\"#444\">" << history.size()
+      << " points, one every "
       << (series.interval_seconds % 3600 == 0 ? std::to_string(series.interval_seconds / 3600) + " h"
-                                               : std::to_string(series.interval_seconds) + " s");
+                                              : std::to_string(series.interval_seconds) + " s");
   if (series.forecast)
     svg << "; forecast of the next " << forecast.size() << " by model " << escape(series.forecast->model)
         << " from the point at " << format_time(series.forecast->based_on);
@@ -117,29 +131,30 @@ std::string render_svg(const MetricSeries& series) {
   // The forecast band, gridlines and axes.
   if (!forecast.empty()) {
     const double x_from = s.x(static_cast<double>(series.forecast->based_on));
-    svg << "<rect x=\"" << number(x_from) << "\" y=\"" << top << "\" width=\"" << number(left + plot_w - x_from)
-        << "\" height=\"" << plot_h << "\" fill=\"#fff1e6\"/>\n"
+    svg << "<rect x=\"" << number(x_from) << "\" y=\"" << top << "\" width=\""
+        << number(left + plot_w - x_from) << "\" height=\"" << plot_h << "\" fill=\"#fff1e6\"/>\n"
         << "<line x1=\"" << number(x_from) << "\" y1=\"" << top << "\" x2=\"" << number(x_from) << "\" y2=\""
         << top + plot_h << "\" stroke=\"#888\" stroke-dasharray=\"2 3\"/>\n"
-        << "<text x=\"" << number(x_from + 6) << "\" y=\"" << top + 16 << "\" font-size=\"12\" fill=\"#8a3b0a\">forecast →</text>\n";
+        << "<text x=\"" << number(x_from + 6) << "\" y=\"" << top + 16
+        << "\" font-size=\"12\" fill=\"#8a3b0a\">forecast →</text>\n";
   }
   for (double v = v0; v <= v1 + step / 2; v += step) {
     const double y = s.y(v);
-    svg << "<line x1=\"" << left << "\" y1=\"" << number(y) << "\" x2=\"" << left + plot_w << "\" y2=\"" << number(y)
-        << "\" stroke=\"#ddd\"/>\n"
-        << "<text x=\"" << left - 8 << "\" y=\"" << number(y + 4) << "\" font-size=\"12\" text-anchor=\"end\">"
-        << number(v, decimals) << "</text>\n";
+    svg << "<line x1=\"" << left << "\" y1=\"" << number(y) << "\" x2=\"" << left + plot_w << "\" y2=\""
+        << number(y) << "\" stroke=\"#ddd\"/>\n"
+        << "<text x=\"" << left - 8 << "\" y=\"" << number(y + 4)
+        << "\" font-size=\"12\" text-anchor=\"end\">" << number(v, decimals) << "</text>\n";
   }
   const auto first = static_cast<std::int64_t>(t0), last = static_cast<std::int64_t>(t1);
   const std::int64_t tstep = time_step(last - first);
   for (std::int64_t t = (first + tstep - 1) / tstep * tstep; t <= last; t += tstep) {
     const double x = s.x(static_cast<double>(t));
-    svg << "<line x1=\"" << number(x) << "\" y1=\"" << top << "\" x2=\"" << number(x) << "\" y2=\"" << top + plot_h
-        << "\" stroke=\"#eee\"/>\n"
+    svg << "<line x1=\"" << number(x) << "\" y1=\"" << top << "\" x2=\"" << number(x) << "\" y2=\""
+        << top + plot_h << "\" stroke=\"#eee\"/>\n"
         << "<line x1=\"" << number(x) << "\" y1=\"" << top + plot_h << "\" x2=\"" << number(x) << "\" y2=\""
         << top + plot_h + 5 << "\" stroke=\"#333\"/>\n"
-        << "<text x=\"" << number(x) << "\" y=\"" << top + plot_h + 20 << "\" font-size=\"12\" text-anchor=\"middle\">"
-        << tick_time(t) << "</text>\n";
+        << "<text x=\"" << number(x) << "\" y=\"" << top + plot_h + 20
+        << "\" font-size=\"12\" text-anchor=\"middle\">" << tick_time(t) << "</text>\n";
   }
   svg << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\"" << plot_h
       << "\" fill=\"none\" stroke=\"#333\"/>\n"
@@ -167,9 +182,10 @@ std::string render_svg(const MetricSeries& series) {
   svg << "<line x1=\"" << left << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + 34 << "\" y2=\"" << ly - 4
       << "\" stroke=\"" << history_colour << "\" stroke-width=\"2.2\"/>\n"
       << "<text x=\"" << left + 42 << "\" y=\"" << ly << "\" font-size=\"13\">history (spec.points)</text>\n"
-      << "<line x1=\"" << left + 230 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + 264 << "\" y2=\"" << ly - 4
-      << "\" stroke=\"" << forecast_colour << "\" stroke-width=\"2.2\" stroke-dasharray=\"7 4\"/>\n"
-      << "<text x=\"" << left + 272 << "\" y=\"" << ly << "\" font-size=\"13\">forecast (status.forecast), on the shaded band</text>\n"
+      << "<line x1=\"" << left + 230 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + 264 << "\" y2=\""
+      << ly - 4 << "\" stroke=\"" << forecast_colour << "\" stroke-width=\"2.2\" stroke-dasharray=\"7 4\"/>\n"
+      << "<text x=\"" << left + 272 << "\" y=\"" << ly
+      << "\" font-size=\"13\">forecast (status.forecast), on the shaded band</text>\n"
       << "</svg>\n";
   return svg.str();
 }

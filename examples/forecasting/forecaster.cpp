@@ -1,19 +1,19 @@
 #include "examples/forecasting/forecaster.hpp"
 
 #include <algorithm>
-#include <vector>
-
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
+#include <vector>
 
 #include "actors/errors.hpp"
 
 namespace kinformer::forecasting {
 namespace {
 
-using HopPromise = caf::typed_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>;
+using HopPromise =
+    caf::typed_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>;
 
 // One batch on its way through the inference actor.
 struct PendingBatch {
@@ -35,7 +35,8 @@ struct ForecasterState {
     pending->registration = id;
     pending->remaining = batch->items.size();
     if (pending->remaining == 0) return {actors::handled_atom::value, id, actors::HopReport{}};
-    pending->promise = self->make_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>();
+    pending->promise =
+        self->make_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>();
     this->pending = pending;
     for (std::uint32_t i = 0; i < batch->items.size(); ++i) ask(self, pending, i, batch->items[i]);
     return pending->promise;
@@ -49,19 +50,21 @@ struct ForecasterState {
     self->request(options.inference, options.timeout, actors::forecast_atom::value, std::move(*window))
         .then([=](actors::ForecastReply& reply) { answered(pending, position, key, std::move(reply)); },
               [=](caf::error& error) {
-                failed(pending, position, key, key.first + ": forecast failed: " + self->system().render(error));
+                failed(pending, position, key,
+                       key.first + ": forecast failed: " + self->system().render(error));
               });
   }
 
-  void answered(const std::shared_ptr<PendingBatch>& pending, std::uint32_t position, const WindowBoard::Key& key,
-                actors::ForecastReply reply) {
-    if (!options.board->attach(key, std::move(reply))) return failed(pending, position, key, key.first + ": entry gone");
+  void answered(const std::shared_ptr<PendingBatch>& pending, std::uint32_t position,
+                const WindowBoard::Key& key, actors::ForecastReply reply) {
+    if (!options.board->attach(key, std::move(reply)))
+      return failed(pending, position, key, key.first + ": entry gone");
     if (options.forecasts) ++*options.forecasts;
     done(pending);
   }
 
-  void failed(const std::shared_ptr<PendingBatch>& pending, std::uint32_t position, const WindowBoard::Key& key,
-              const std::string& why) {
+  void failed(const std::shared_ptr<PendingBatch>& pending, std::uint32_t position,
+              const WindowBoard::Key& key, const std::string& why) {
     options.board->erase(key);
     if (options.errors) ++*options.errors;
     if (options.on_error) options.on_error(why);

@@ -16,13 +16,12 @@
 #pragma once
 
 #include <atomic>
+#include <caf/fwd.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <caf/fwd.hpp>
 
 #include "actors/inference.hpp"
 #include "actors/notification.hpp"
@@ -33,8 +32,8 @@ namespace kinformer::forecasting {
 struct ForecasterOptions {
   actors::InferenceActor inference;
   std::shared_ptr<WindowBoard> board;
-  std::chrono::milliseconds timeout{30000};              // one window's request
-  std::function<void(const std::string&)> on_error;      // optional; called on the actor's thread
+  std::chrono::milliseconds timeout{30000};               // one window's request
+  std::function<void(const std::string&)> on_error;       // optional; called on the actor's thread
   std::shared_ptr<std::atomic<std::uint64_t>> forecasts;  // optional counters
   std::shared_ptr<std::atomic<std::uint64_t>> errors;
 };

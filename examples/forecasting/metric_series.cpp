@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-
 #include <nlohmann/json.hpp>
 
 namespace kinformer::forecasting {
@@ -17,7 +16,8 @@ Result<MetricPoint> decode_point(const json& point, const std::string& where) {
   if (!point.is_object()) return Error{Errc::decode_failed, where + " is not an object"};
   auto time = point.find("time");
   auto value = point.find("value");
-  if (time == point.end() || !time->is_string()) return Error{Errc::decode_failed, where + ".time is not a string"};
+  if (time == point.end() || !time->is_string())
+    return Error{Errc::decode_failed, where + ".time is not a string"};
   if (value == point.end() || !value->is_number() || !std::isfinite(value->get<double>()))
     return Error{Errc::decode_failed, where + ".value is not a finite number"};
   auto seconds = parse_time(time->get_ref<const std::string&>());
@@ -63,7 +63,8 @@ Result<MetricSeries> MetricSeries::decode(const Object& object) {
   series.resource_version = std::string(object.resource_version());
   series.generation = object.generation();
   json doc = json::parse(object.json(), nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded() || !doc.is_object()) return Error{Errc::decode_failed, series.key + ": not a JSON object"};
+  if (doc.is_discarded() || !doc.is_object())
+    return Error{Errc::decode_failed, series.key + ": not a JSON object"};
   if (auto spec = doc.find("spec"); spec != doc.end() && spec->is_object()) {
     series.metric = string_or_empty(*spec, "metric");
     series.unit = string_or_empty(*spec, "unit");
@@ -83,7 +84,8 @@ Result<MetricSeries> MetricSeries::decode(const Object& object) {
   SeriesForecast f;
   f.model = string_or_empty(*forecast, "model");
   auto based_on = parse_time(string_or_empty(*forecast, "basedOn"));
-  if (!based_on) return Error{Errc::decode_failed, series.key + ": status.forecast.basedOn: " + based_on.error().message};
+  if (!based_on)
+    return Error{Errc::decode_failed, series.key + ": status.forecast.basedOn: " + based_on.error().message};
   f.based_on = based_on.value();
   auto points = decode_points(*forecast, series.key + ": status.forecast.points");
   if (!points) return points.error();
@@ -97,8 +99,8 @@ std::string format_time(std::int64_t unix_seconds) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char text[80];  // room for any int the format could print
-  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   return text;
 }
 
@@ -106,7 +108,9 @@ Result<std::int64_t> parse_time(std::string_view text) {
   // Exactly "YYYY-MM-DD?HH:MM:SS" with an optional trailing 'Z'; anything else is rejected.
   const bool zulu = !text.empty() && text.back() == 'Z';
   const std::string_view body = zulu ? text.substr(0, text.size() - 1) : text;
-  auto bad = [&] { return Error{Errc::decode_failed, "'" + std::string(text) + "' is not YYYY-MM-DDTHH:MM:SSZ"}; };
+  auto bad = [&] {
+    return Error{Errc::decode_failed, "'" + std::string(text) + "' is not YYYY-MM-DDTHH:MM:SSZ"};
+  };
   if (body.size() != 19 || (body[10] != 'T' && body[10] != ' ')) return bad();
   for (std::size_t i : {4u, 7u})
     if (body[i] != '-') return bad();
@@ -127,8 +131,8 @@ Result<std::int64_t> parse_time(std::string_view text) {
   tm.tm_hour = number(11, 2);
   tm.tm_min = number(14, 2);
   tm.tm_sec = number(17, 2);
-  if (tm.tm_year < 0 || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour < 0 ||
-      tm.tm_hour > 23 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 || tm.tm_sec > 59)
+  if (tm.tm_year < 0 || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+      tm.tm_hour < 0 || tm.tm_hour > 23 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 || tm.tm_sec > 59)
     return bad();
   return static_cast<std::int64_t>(timegm(&tm));
 }
@@ -146,7 +150,8 @@ std::string forecast_status_target(std::string_view namespace_, std::string_view
 }
 
 std::string namespace_body(std::string_view name) {
-  return json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", std::string(name)}}}}.dump();
+  return json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", std::string(name)}}}}
+      .dump();
 }
 
 std::string new_series_body(std::string_view namespace_, std::string_view name, std::string_view metric,

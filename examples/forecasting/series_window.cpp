@@ -8,13 +8,14 @@ Result<WindowShape> window_shape(std::string model, const models::InformerConfig
                                  const models::EttScaler& scaler) {
   if (config.enc_in != 1 || config.dec_in != 1 || config.c_out != 1)
     return Error{Errc::invalid_input, "model '" + model + "' is not univariate (enc_in " +
-                                          std::to_string(config.enc_in) + ", c_out " + std::to_string(config.c_out) +
-                                          "): a MetricSeries is one metric"};
+                                          std::to_string(config.enc_in) + ", c_out " +
+                                          std::to_string(config.c_out) + "): a MetricSeries is one metric"};
   if (scaler.mean.size() != 1 || scaler.std_dev.size() != 1 || !(scaler.std_dev[0] > 0))
-    return Error{Errc::invalid_input, "model '" + model + "': the scaler needs one mean and one positive std"};
+    return Error{Errc::invalid_input,
+                 "model '" + model + "': the scaler needs one mean and one positive std"};
   if (config.freq != 'h' && config.freq != 't')
-    return Error{Errc::invalid_input, "model '" + model + "': time features freq '" + std::string(1, config.freq) +
-                                          "' is not supported (h or t)"};
+    return Error{Errc::invalid_input, "model '" + model + "': time features freq '" +
+                                          std::string(1, config.freq) + "' is not supported (h or t)"};
   WindowShape shape;
   shape.model = std::move(model);
   shape.seq_len = config.seq_len;
@@ -43,8 +44,9 @@ Result<actors::ForecastRequest> build_window(const MetricSeries& series, const W
   const auto first = series.points.end() - static_cast<std::ptrdiff_t>(seq_len);
   for (auto p = first + 1; p != series.points.end(); ++p)
     if (p->time - (p - 1)->time != series.interval_seconds)
-      return Error{Errc::invalid_input, series.key + ": a gap before " + format_time(p->time) + " (points must be " +
-                                            std::to_string(series.interval_seconds) + " s apart)"};
+      return Error{Errc::invalid_input, series.key + ": a gap before " + format_time(p->time) +
+                                            " (points must be " + std::to_string(series.interval_seconds) +
+                                            " s apart)"};
   actors::ForecastRequest request;
   request.model = shape.model;
   request.seq_len = shape.seq_len;
@@ -64,13 +66,15 @@ Result<actors::ForecastRequest> build_window(const MetricSeries& series, const W
                             request.x_mark_enc.end());
   const std::int64_t last = series.points.back().time;
   for (int step = 1; step <= shape.pred_len; ++step) {
-    const auto marks = models::time_features(ett_timestamp(last + step * series.interval_seconds), shape.freq);
+    const auto marks =
+        models::time_features(ett_timestamp(last + step * series.interval_seconds), shape.freq);
     request.x_mark_dec.insert(request.x_mark_dec.end(), marks.begin(), marks.end());
   }
   return request;
 }
 
-SeriesForecast to_forecast(const MetricSeries& series, const WindowShape& shape, const actors::ForecastReply& reply) {
+SeriesForecast to_forecast(const MetricSeries& series, const WindowShape& shape,
+                           const actors::ForecastReply& reply) {
   SeriesForecast forecast;
   forecast.model = shape.model;
   forecast.based_on = series.points.empty() ? 0 : series.points.back().time;

@@ -1,9 +1,6 @@
 #include "examples/forecasting/status_writer.hpp"
 
 #include <algorithm>
-#include <map>
-#include <vector>
-
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -11,6 +8,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
+#include <map>
+#include <vector>
 
 namespace kinformer::forecasting::detail {
 
@@ -30,7 +29,8 @@ namespace kinformer::forecasting {
 namespace {
 
 using detail::PatchOutcome;
-using HopPromise = caf::typed_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>;
+using HopPromise =
+    caf::typed_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>;
 using WriterActor = actors::HandlerActor::extend<caf::reacts_to<PatchOutcome>>;
 
 struct PendingBatch {
@@ -72,7 +72,8 @@ struct WriterState {
       batches.erase(number);
       return {actors::handled_atom::value, id, std::move(report)};
     }
-    batch.promise = self->make_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>();
+    batch.promise =
+        self->make_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>();
     return batch.promise;
   }
 
@@ -106,7 +107,8 @@ struct WriterState {
       if (options.on_written) options.on_written(write->second);
     } else {
       if (options.errors) ++*options.errors;
-      if (options.on_error) options.on_error(write->second.series->key + ": status PATCH failed: " + outcome.failure);
+      if (options.on_error)
+        options.on_error(write->second.series->key + ": status PATCH failed: " + outcome.failure);
       batch.stopped.push_back(outcome.position);
     }
     batch.writes.erase(write);

@@ -19,12 +19,11 @@
 #pragma once
 
 #include <atomic>
+#include <caf/fwd.hpp>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <caf/fwd.hpp>
 
 #include "actors/inference_messages.hpp"
 #include "actors/notification.hpp"
