@@ -31,6 +31,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "actors/errors.hpp"
@@ -40,6 +41,7 @@
 #include "examples/forecasting/forecast_chain.hpp"
 #include "examples/forecasting/forecast_plot.hpp"
 #include "examples/forecasting/metric_series.hpp"
+#include "examples/forecasting/series_api.hpp"
 #include "models/ett_dataset.hpp"
 #include "models/informer_config.hpp"
 #include "models/openmp_env.hpp"
@@ -147,18 +149,6 @@ std::string describe(const fc::WrittenForecast& w) {
   return text;
 }
 
-kinformer::Result<kinformer::http::Response> call(kinformer::http::Client& client, const std::string& method,
-                                                  const std::string& target, const std::string& body,
-                                                  const std::string& content_type = "application/json") {
-  auto response = client.request_sync({method, target, body, content_type});
-  if (!response) return response.error();
-  if (response->status / 100 != 2)
-    return kinformer::Error{kinformer::Errc::server_error, method + " " + target + ": HTTP " +
-                                                               std::to_string(response->status) + " " +
-                                                               response->body.substr(0, 300)};
-  return response;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -194,16 +184,12 @@ int main(int argc, char** argv) {
   // The API server: embedded unless --server.
   std::unique_ptr<kinformer::apiserver::Server> embedded;
   if (o.server.empty()) {
-    auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
-    auto type = kinformer::apiserver::ResourceRegistry::parse_spec(fc::metric_series_spec);
-    if (!type || !registry.add(type.value())) return 1;
-    embedded =
-        std::make_unique<kinformer::apiserver::Server>(kinformer::apiserver::ServerOptions{}, registry);
-    auto port = embedded->start();
-    if (!port) {
-      std::fprintf(stderr, "forecast_pipeline: %s\n", port.error().message.c_str());
+    auto server = fc::start_embedded_server();
+    if (!server) {
+      std::fprintf(stderr, "forecast_pipeline: %s\n", server.error().message.c_str());
       return 1;
     }
+    embedded = std::move(server).value();
     o.server = embedded->url();
     say("embedded API server on " + o.server + " serving MetricSeries");
   }
@@ -215,8 +201,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string ns = "metrics";
-  if (auto created = call(**client, "POST", "/api/v1/namespaces", fc::namespace_body(ns));
-      !created && created.error().message.find("409") == std::string::npos) {
+  if (auto created = fc::ensure_namespace(**client, ns); !created) {
     std::fprintf(stderr, "forecast_pipeline: %s\n", created.error().message.c_str());
     return 1;
   }
@@ -265,13 +250,13 @@ int main(int argc, char** argv) {
     std::vector<fc::MetricPoint> points;
     for (int k = 0; k < shape.seq_len - 4; ++k) points.push_back(feeds.back().next());
     auto created =
-        call(**client, "POST", fc::series_collection_path(ns),
-             fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
+        fc::call(**client, "POST", fc::series_collection_path(ns),
+                 fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
     if (!created && created.error().message.find("409") != std::string::npos) {  // left from an earlier run
-      (void)call(**client, "DELETE", fc::series_path(ns, names.back()), "");
+      (void)fc::call(**client, "DELETE", fc::series_path(ns, names.back()), "");
       created =
-          call(**client, "POST", fc::series_collection_path(ns),
-               fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
+          fc::call(**client, "POST", fc::series_collection_path(ns),
+                   fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
     }
     if (!created) {
       std::fprintf(stderr, "forecast_pipeline: %s\n", created.error().message.c_str());
@@ -290,9 +275,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < o.series && !interrupted; ++i) {
       // Keep the last seq_len points: drop the oldest once the window is full.
       const std::size_t drop = shape.seq_len - 4 + appended >= shape.seq_len ? 1 : 0;
-      auto patched = call(**client, "PATCH", fc::series_path(ns, names[static_cast<std::size_t>(i)]),
-                          fc::append_points_patch({feeds[static_cast<std::size_t>(i)].next()}, drop),
-                          "application/json-patch+json");
+      auto patched = fc::call(**client, "PATCH", fc::series_path(ns, names[static_cast<std::size_t>(i)]),
+                              fc::append_points_patch({feeds[static_cast<std::size_t>(i)].next()}, drop),
+                              "application/json-patch+json");
       if (!patched) say("error: " + patched.error().message);
     }
     ++appended;
@@ -311,7 +296,7 @@ int main(int argc, char** argv) {
   // One chart per series, from the objects as the API server holds them now.
   ::mkdir(o.svg_dir.c_str(), 0755);
   for (const auto& name : names) {
-    auto got = call(**client, "GET", fc::series_path(ns, name), "");
+    auto got = fc::call(**client, "GET", fc::series_path(ns, name), "");
     if (!got) continue;
     auto object = kinformer::Object::parse(got->body);
     if (!object) continue;
