@@ -23,11 +23,6 @@
 //
 // Exit code 0 when every window was forecast, 1 on any failure, 2 on bad options.
 #include <algorithm>
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/scoped_actor.hpp>
-#include <caf/send.hpp>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -43,17 +38,12 @@
 #include <tuple>
 #include <vector>
 
-#include "actors/errors.hpp"
-#include "actors/inference.hpp"
-#include "actors/typed_informer.hpp"
-#include "examples/forecasting/forecast_chain.hpp"
+#include "examples/forecasting/forecast_stack.hpp"
 #include "examples/forecasting/metric_series.hpp"
 #include "examples/forecasting/series_api.hpp"
 #include "models/ett_dataset.hpp"
 #include "models/informer_config.hpp"
 #include "models/openmp_env.hpp"
-#include "runtime/http/client.hpp"
-#include "runtime/http/http_list_watch.hpp"
 
 namespace {
 
@@ -79,28 +69,20 @@ struct Options {
 };
 
 bool parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (i + 1 >= argc) return false;
-    const char* value = argv[++i];
+  std::map<std::string, std::string> flags;
+  if (!fc::parse_flags(argc, argv, {"data", "config", "weights", "scaler", "backend", "series", "batch"},
+                       flags))
+    return false;
+  o.data = flags["data"];
+  o.config = flags["config"];
+  o.weights = flags["weights"];
+  o.scaler = flags["scaler"];
+  if (flags.count("backend")) o.backend = flags["backend"];
+  for (auto [name, into] : {std::pair{"series", &o.series}, std::pair{"batch", &o.batch}}) {
+    if (!flags.count(name)) continue;
     char* end = nullptr;
-    if (arg == "--data")
-      o.data = value;
-    else if (arg == "--config")
-      o.config = value;
-    else if (arg == "--weights")
-      o.weights = value;
-    else if (arg == "--scaler")
-      o.scaler = value;
-    else if (arg == "--backend")
-      o.backend = value;
-    else if (arg == "--series")
-      o.series = std::strtol(value, &end, 10);
-    else if (arg == "--batch")
-      o.batch = std::strtol(value, &end, 10);
-    else
-      return false;
-    if (end && *end) return false;
+    *into = std::strtol(flags[name].c_str(), &end, 10);
+    if (*end != '\0') return false;
   }
   return !o.data.empty() && !o.config.empty() && !o.weights.empty() && !o.scaler.empty() && o.series >= 1 &&
          o.series <= 256 && o.batch >= 1 && o.batch <= 4096;
@@ -201,32 +183,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ett_replay: %s\n", server.error().message.c_str());
     return 1;
   }
-  kinformer::http::ClientConfig client_config;
-  client_config.server = (*server)->url();
-  auto client = kinformer::http::Client::create(client_config);
-  if (!client) {
-    std::fprintf(stderr, "ett_replay: %s\n", client.error().message.c_str());
-    return 1;
-  }
   const std::string ns = "ett";
-  if (auto made = fc::ensure_namespace(**client, ns); !made) {
-    std::fprintf(stderr, "ett_replay: %s\n", made.error().message.c_str());
-    return 1;
-  }
-
-  caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  kinformer::actors::register_errors(cfg);
-  caf::actor_system system{cfg};
-  kinformer::actors::InferenceOptions inference_options;
-  inference_options.models = {{shape.model, o.config, o.weights}};
-  inference_options.backend = o.backend;
-  inference_options.batching.max_batch = static_cast<std::size_t>(o.batch);
-  auto inference = kinformer::actors::spawn_inference(system, inference_options);
-  if (!inference) {
-    std::fprintf(stderr, "ett_replay: %s\n", inference.error().message.c_str());
-    return 1;
-  }
 
   // Lanes: contiguous shares of the windows, one MetricSeries each.
   const long lanes_n = std::min(o.series, used);
@@ -246,17 +203,18 @@ int main(int argc, char** argv) {
 
   Progress progress;
   progress.forecasts.resize(static_cast<std::size_t>(used));
-  kinformer::SharedInformerOptions informer_options;
-  informer_options.source = std::make_shared<kinformer::http::HttpListWatch>(
-      *client, kinformer::http::collection_path("metrics.kinformer.io", "v1", "metricseries", ns));
-  kinformer::Informer<fc::MetricSeries> informer(system, informer_options);
-  fc::ChainOptions chain_options;
-  chain_options.shape = shape;
-  chain_options.inference = *inference;
-  chain_options.client = *client;
-  chain_options.on_error = [&progress](const std::string& why) { progress.fail(why); };
+  fc::StackOptions stack_options;
+  stack_options.server = (*server)->url();
+  stack_options.namespace_ = ns;
+  stack_options.model = shape.model;
+  stack_options.config_path = o.config;
+  stack_options.weights_path = o.weights;
+  stack_options.scaler_path = o.scaler;
+  stack_options.backend = o.backend;
+  stack_options.max_batch = static_cast<std::size_t>(o.batch);
+  stack_options.on_error = [&progress](const std::string& why) { progress.fail(why); };
   // On the writer's thread: the forecast of the lane's window in flight is in status.
-  chain_options.on_written = [&](const fc::WrittenForecast& w) {
+  stack_options.on_written = [&](const fc::WrittenForecast& w) {
     auto lane_at = lane_of.find(w.series->key);
     if (lane_at == lane_of.end()) return progress.fail("a forecast for an unknown series " + w.series->key);
     std::lock_guard<std::mutex> lock(progress.mu);
@@ -276,16 +234,12 @@ int main(int argc, char** argv) {
     }
     progress.changed.notify_all();
   };
-  auto chain = fc::ForecastChain::add_to(informer, chain_options);
-  if (!chain) {
-    std::fprintf(stderr, "ett_replay: %s\n", chain.error().message.c_str());
+  auto stack = fc::ForecastStack::start(stack_options);
+  if (!stack) {
+    std::fprintf(stderr, "ett_replay: %s\n", stack.error().message.c_str());
     return 1;
   }
-  informer.run();
-  if (!informer.wait_for_sync(30s)) {
-    std::fprintf(stderr, "ett_replay: the informer did not sync in 30 s\n");
-    return 1;
-  }
+  auto& client = (*stack)->client();
 
   std::printf(
       "ett_replay: %s test split, %s, %d/%d/%d: %ld windows (of %ld, drop_last %ld) as %ld MetricSeries\n",
@@ -305,7 +259,7 @@ int main(int argc, char** argv) {
       points.push_back(point.value());
     }
     auto created =
-        fc::call(**client, "POST", fc::series_collection_path(ns),
+        fc::call(client, "POST", fc::series_collection_path(ns),
                  fc::new_series_body(ns, lane.name, "ETTh1 oil temperature (OT)", "°C", 3600, points));
     if (!created) {
       std::fprintf(stderr, "ett_replay: %s\n", created.error().message.c_str());
@@ -355,14 +309,14 @@ int main(int argc, char** argv) {
       kinformer::http::Request request{"PATCH", fc::series_path(ns, lane.name),
                                        fc::append_points_patch({point.value()}, 1),
                                        "application/json-patch+json"};
-      (*client)->request(std::move(request),
-                         [&progress, name = lane.name](kinformer::Result<kinformer::http::Response> r) {
-                           if (!r)
-                             progress.fail(name + ": appending a point failed: " + r.error().to_string());
-                           else if (r->status / 100 != 2)
-                             progress.fail(name + ": appending a point failed: HTTP " +
-                                           std::to_string(r->status) + " " + r->body.substr(0, 300));
-                         });
+      client.request(std::move(request),
+                     [&progress, name = lane.name](kinformer::Result<kinformer::http::Response> r) {
+                       if (!r)
+                         progress.fail(name + ": appending a point failed: " + r.error().to_string());
+                       else if (r->status / 100 != 2)
+                         progress.fail(name + ": appending a point failed: HTTP " +
+                                       std::to_string(r->status) + " " + r->body.substr(0, 300));
+                     });
     }
     if (!failure.empty()) break;
   }
@@ -372,25 +326,17 @@ int main(int argc, char** argv) {
   // The inference actor's batches, then an orderly stop.
   double mean_batch = 0;
   std::uint64_t batches = 0;
-  {
-    caf::scoped_actor self{system};
-    self->request(*inference, 10s, kinformer::actors::metrics_atom::value)
-        .receive(
-            [&](const kinformer::actors::InferenceMetrics& m) {
-              std::uint64_t windows = 0;
-              for (std::size_t n = 1; n < m.batch_sizes.size(); ++n) {
-                batches += m.batch_sizes[n];
-                windows += n * m.batch_sizes[n];
-              }
-              mean_batch = batches ? static_cast<double>(windows) / static_cast<double>(batches) : 0;
-            },
-            [&](caf::error& e) {
-              std::fprintf(stderr, "ett_replay: no inference metrics: %s\n", system.render(e).c_str());
-            });
+  if (auto metrics = (*stack)->inference_metrics(); metrics) {
+    std::uint64_t windows = 0;
+    for (std::size_t n = 1; n < metrics->batch_sizes.size(); ++n) {
+      batches += metrics->batch_sizes[n];
+      windows += n * metrics->batch_sizes[n];
+    }
+    mean_batch = batches ? static_cast<double>(windows) / static_cast<double>(batches) : 0;
+  } else {
+    std::fprintf(stderr, "ett_replay: no inference metrics: %s\n", metrics.error().message.c_str());
   }
-  informer.stop();
-  (*chain)->stop();
-  caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
+  (*stack)->stop();
   (void)(*server)->stop();
   if (!failure.empty()) {
     std::fprintf(stderr, "ett_replay: %s (%ld of %ld windows forecast)\n", failure.c_str(), done, used);

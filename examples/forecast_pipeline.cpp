@@ -18,35 +18,26 @@
 #include <signal.h>
 #include <sys/stat.h>
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/send.hpp>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
-#include "actors/errors.hpp"
-#include "actors/inference.hpp"
-#include "actors/typed_informer.hpp"
 #include "apiserver/server.hpp"
-#include "examples/forecasting/forecast_chain.hpp"
 #include "examples/forecasting/forecast_plot.hpp"
+#include "examples/forecasting/forecast_stack.hpp"
 #include "examples/forecasting/metric_series.hpp"
 #include "examples/forecasting/series_api.hpp"
-#include "models/ett_dataset.hpp"
-#include "models/informer_config.hpp"
 #include "models/openmp_env.hpp"
-#include "runtime/http/client.hpp"
-#include "runtime/http/http_list_watch.hpp"
 
 namespace {
 
@@ -79,34 +70,26 @@ struct Options {
   std::string server, svg_dir = "forecast_plots", model = KINFORMER_DEFAULT_MODEL, backend = "auto";
   double duration_s = 6;
   long period_ms = 150;
-  int series = 3;
+  long series = 3;
 };
 
 bool parse(int argc, char** argv, Options& o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (i + 1 >= argc) return false;
-    const char* value = argv[++i];
+  std::map<std::string, std::string> flags;
+  if (!fc::parse_flags(argc, argv,
+                       {"server", "svg-dir", "model", "backend", "duration", "period-ms", "series"}, flags))
+    return false;
+  auto number = [&](const char* name, auto& into) {
+    if (!flags.count(name)) return true;
     char* end = nullptr;
-    if (arg == "--server")
-      o.server = value;
-    else if (arg == "--svg-dir")
-      o.svg_dir = value;
-    else if (arg == "--model")
-      o.model = value;
-    else if (arg == "--backend")
-      o.backend = value;
-    else if (arg == "--duration")
-      o.duration_s = std::strtod(value, &end);
-    else if (arg == "--period-ms")
-      o.period_ms = std::strtol(value, &end, 10);
-    else if (arg == "--series")
-      o.series = static_cast<int>(std::strtol(value, &end, 10));
-    else
-      return false;
-    if (end && *end) return false;
-  }
-  return o.duration_s > 0 && o.duration_s <= 3600 && o.period_ms >= 1 && o.period_ms <= 60000 &&
+    into = static_cast<std::decay_t<decltype(into)>>(std::strtod(flags[name].c_str(), &end));
+    return *end == '\0';
+  };
+  if (flags.count("server")) o.server = flags["server"];
+  if (flags.count("svg-dir")) o.svg_dir = flags["svg-dir"];
+  if (flags.count("model")) o.model = flags["model"];
+  if (flags.count("backend")) o.backend = flags["backend"];
+  return number("duration", o.duration_s) && number("period-ms", o.period_ms) && number("series", o.series) &&
+         o.duration_s > 0 && o.duration_s <= 3600 && o.period_ms >= 1 && o.period_ms <= 60000 &&
          o.series >= 1 && o.series <= 26;
 }
 
@@ -168,19 +151,6 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  // The model and its scaler.
-  fc::WindowShape shape;
-  try {
-    auto config = kinformer::models::load_config(o.model + ".json");
-    auto scaler = kinformer::models::read_ett_scaler(o.model + ".scaler.json");
-    auto made = fc::window_shape(o.model.substr(o.model.find_last_of('/') + 1), config, scaler);
-    if (!made) throw std::runtime_error(made.error().message);
-    shape = made.value();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "forecast_pipeline: %s\n", e.what());
-    return 1;
-  }
-
   // The API server: embedded unless --server.
   std::unique_ptr<kinformer::apiserver::Server> embedded;
   if (o.server.empty()) {
@@ -193,52 +163,24 @@ int main(int argc, char** argv) {
     o.server = embedded->url();
     say("embedded API server on " + o.server + " serving MetricSeries");
   }
-  kinformer::http::ClientConfig client_config;
-  client_config.server = o.server;
-  auto client = kinformer::http::Client::create(client_config);
-  if (!client) {
-    std::fprintf(stderr, "forecast_pipeline: %s\n", client.error().message.c_str());
-    return 1;
-  }
   const std::string ns = "metrics";
-  if (auto created = fc::ensure_namespace(**client, ns); !created) {
-    std::fprintf(stderr, "forecast_pipeline: %s\n", created.error().message.c_str());
+  fc::StackOptions stack_options;
+  stack_options.server = o.server;
+  stack_options.namespace_ = ns;
+  stack_options.model = o.model.substr(o.model.find_last_of('/') + 1);
+  stack_options.config_path = o.model + ".json";
+  stack_options.weights_path = o.model + ".safetensors";
+  stack_options.scaler_path = o.model + ".scaler.json";
+  stack_options.backend = o.backend;
+  stack_options.on_written = [](const fc::WrittenForecast& w) { say(describe(w)); };
+  stack_options.on_error = [](const std::string& why) { say("error: " + why); };
+  auto stack = fc::ForecastStack::start(stack_options);
+  if (!stack) {
+    std::fprintf(stderr, "forecast_pipeline: %s\n", stack.error().message.c_str());
     return 1;
   }
-
-  caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  kinformer::actors::register_errors(cfg);
-  caf::actor_system system{cfg};
-  kinformer::actors::InferenceOptions inference_options;
-  inference_options.models = {{shape.model, o.model + ".json", o.model + ".safetensors"}};
-  inference_options.backend = o.backend;
-  auto inference = kinformer::actors::spawn_inference(system, inference_options);
-  if (!inference) {
-    std::fprintf(stderr, "forecast_pipeline: %s\n", inference.error().message.c_str());
-    return 1;
-  }
-
-  kinformer::SharedInformerOptions informer_options;
-  informer_options.source = std::make_shared<kinformer::http::HttpListWatch>(
-      *client, kinformer::http::collection_path("metrics.kinformer.io", "v1", "metricseries", ns));
-  kinformer::Informer<fc::MetricSeries> informer(system, informer_options);
-  fc::ChainOptions chain_options;
-  chain_options.shape = shape;
-  chain_options.inference = *inference;
-  chain_options.client = *client;
-  chain_options.on_written = [](const fc::WrittenForecast& w) { say(describe(w)); };
-  chain_options.on_error = [](const std::string& why) { say("error: " + why); };
-  auto chain = fc::ForecastChain::add_to(informer, chain_options);
-  if (!chain) {
-    std::fprintf(stderr, "forecast_pipeline: %s\n", chain.error().message.c_str());
-    return 1;
-  }
-  informer.run();
-  if (!informer.wait_for_sync(30s)) {
-    std::fprintf(stderr, "forecast_pipeline: the informer did not sync with %s in 30 s\n", o.server.c_str());
-    return 1;
-  }
+  auto& client = (*stack)->client();
+  const fc::WindowShape& shape = (*stack)->shape();
 
   // Each series starts 4 points short of a window: no forecast until its window is full.
   const std::int64_t start = 1793491200;  // 2026-11-01T00:00:00Z
@@ -250,12 +192,12 @@ int main(int argc, char** argv) {
     std::vector<fc::MetricPoint> points;
     for (int k = 0; k < shape.seq_len - 4; ++k) points.push_back(feeds.back().next());
     auto created =
-        fc::call(**client, "POST", fc::series_collection_path(ns),
+        fc::call(client, "POST", fc::series_collection_path(ns),
                  fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
     if (!created && created.error().message.find("409") != std::string::npos) {  // left from an earlier run
-      (void)fc::call(**client, "DELETE", fc::series_path(ns, names.back()), "");
+      (void)fc::call(client, "DELETE", fc::series_path(ns, names.back()), "");
       created =
-          fc::call(**client, "POST", fc::series_collection_path(ns),
+          fc::call(client, "POST", fc::series_collection_path(ns),
                    fc::new_series_body(ns, names.back(), "transformer oil temperature", "°C", 3600, points));
     }
     if (!created) {
@@ -275,7 +217,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < o.series && !interrupted; ++i) {
       // Keep the last seq_len points: drop the oldest once the window is full.
       const std::size_t drop = shape.seq_len - 4 + appended >= shape.seq_len ? 1 : 0;
-      auto patched = fc::call(**client, "PATCH", fc::series_path(ns, names[static_cast<std::size_t>(i)]),
+      auto patched = fc::call(client, "PATCH", fc::series_path(ns, names[static_cast<std::size_t>(i)]),
                               fc::append_points_patch({feeds[static_cast<std::size_t>(i)].next()}, drop),
                               "application/json-patch+json");
       if (!patched) say("error: " + patched.error().message);
@@ -284,11 +226,9 @@ int main(int argc, char** argv) {
   }
   appended *= o.series;
   std::this_thread::sleep_for(500ms);  // the last forecasts' round trip
-  informer.stop();
-  (*chain)->stop();
-  caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
+  (*stack)->stop();
 
-  const auto& stats = (*chain)->stats();
+  const auto& stats = (*stack)->stats();
   say("appended " + std::to_string(appended) + " points; windows built " + std::to_string(*stats.windows) +
       ", forecasts " + std::to_string(*stats.forecasts) + ", written into status " +
       std::to_string(*stats.written) + ", errors " + std::to_string(*stats.errors));
@@ -296,7 +236,7 @@ int main(int argc, char** argv) {
   // One chart per series, from the objects as the API server holds them now.
   ::mkdir(o.svg_dir.c_str(), 0755);
   for (const auto& name : names) {
-    auto got = fc::call(**client, "GET", fc::series_path(ns, name), "");
+    auto got = fc::call(client, "GET", fc::series_path(ns, name), "");
     if (!got) continue;
     auto object = kinformer::Object::parse(got->body);
     if (!object) continue;

@@ -1,21 +1,17 @@
-// The forecast chain (examples/forecasting/forecast_chain.hpp) in-process, against
+// The forecast chain (examples/forecasting/forecast_chain.hpp) in-process (through
+// examples/forecasting/forecast_stack.hpp), against
 // an embedded API server over loopback HTTP and the trained etth1_s_24 model: what
 // reaches the forecaster and what the writer puts into status.
 #include "examples/forecasting/forecast_chain.hpp"
 
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <caf/exit_reason.hpp>
-#include <caf/send.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <thread>
 
-#include "actors/errors.hpp"
+#include "examples/forecasting/forecast_stack.hpp"
 #include "examples/forecasting/series_api.hpp"
-#include "models/ett_dataset.hpp"
-#include "runtime/http/http_list_watch.hpp"
 
 namespace fc = kinformer::forecasting;
 using namespace std::chrono_literals;
@@ -46,15 +42,10 @@ std::vector<fc::MetricPoint> hourly(int n, std::int64_t from = start) {
   return points;
 }
 
-/// An embedded server, the inference actor and an informer running the chain.
+/// An embedded server and a ForecastStack (inference actor, informer, chain) on it.
 struct ChainFixture {
   std::unique_ptr<kinformer::apiserver::Server> server;
-  std::shared_ptr<kinformer::http::Client> client;
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> system;
-  std::unique_ptr<kinformer::Informer<fc::MetricSeries>> informer;
-  std::unique_ptr<fc::ForecastChain> chain;
-  kinformer::actors::InferenceActor inference;
+  std::unique_ptr<fc::ForecastStack> stack;
   std::mutex mu;
   std::vector<fc::WrittenForecast> written;  // guarded by mu
   std::vector<std::string> errors;           // guarded by mu
@@ -63,53 +54,32 @@ struct ChainFixture {
     auto started = fc::start_embedded_server();
     REQUIRE(started);
     server = std::move(started).value();
-    kinformer::http::ClientConfig config;
-    config.server = server->url();
-    client = kinformer::http::Client::create(config).value();
-    REQUIRE(fc::ensure_namespace(*client, ns));
-    cfg.set("scheduler.max-threads", 2);
-    kinformer::actors::register_errors(cfg);
-    system = std::make_unique<caf::actor_system>(cfg);
-    auto shape = fc::window_shape("h24", kinformer::models::load_config(model_prefix + ".json"),
-                                  kinformer::models::read_ett_scaler(model_prefix + ".scaler.json"));
-    REQUIRE(shape);
-    kinformer::actors::InferenceOptions inference_options;
-    inference_options.models = {{"h24", model_prefix + ".json", model_prefix + ".safetensors"}};
-    inference_options.backend = "onednn";
-    inference_options.quiet = true;
-    auto spawned = kinformer::actors::spawn_inference(*system, inference_options);
-    REQUIRE(spawned);
-    inference = spawned.value();
-    kinformer::SharedInformerOptions options;
-    options.source = std::make_shared<kinformer::http::HttpListWatch>(
-        client, kinformer::http::collection_path("metrics.kinformer.io", "v1", "metricseries", ns));
-    informer = std::make_unique<kinformer::Informer<fc::MetricSeries>>(*system, options);
-    fc::ChainOptions chain_options;
-    chain_options.shape = shape.value();
-    chain_options.inference = inference;
-    chain_options.client = client;
-    chain_options.on_written = [this](const fc::WrittenForecast& w) {
+    fc::StackOptions options;
+    options.server = server->url();
+    options.namespace_ = ns;
+    options.model = "h24";
+    options.config_path = model_prefix + ".json";
+    options.weights_path = model_prefix + ".safetensors";
+    options.scaler_path = model_prefix + ".scaler.json";
+    options.backend = "onednn";
+    options.quiet = true;
+    options.on_written = [this](const fc::WrittenForecast& w) {
       std::lock_guard<std::mutex> lock(mu);
       written.push_back(w);
     };
-    chain_options.on_error = [this](const std::string& why) {
+    options.on_error = [this](const std::string& why) {
       std::lock_guard<std::mutex> lock(mu);
       errors.push_back(why);
     };
-    auto added = fc::ForecastChain::add_to(*informer, chain_options);
-    REQUIRE(added);
-    chain = std::move(added).value();
-    informer->run();
-    REQUIRE(informer->wait_for_sync(30s));
+    auto made = fc::ForecastStack::start(options);
+    if (!made) FAIL("the forecast stack did not start: " << made.error().to_string());
+    stack = std::move(made).value();
   }
   ~ChainFixture() {
-    informer->stop();
-    chain->stop();
-    caf::anon_send_exit(inference, caf::exit_reason::user_shutdown);
-    informer.reset();
-    system.reset();
+    stack.reset();
     (void)server->stop();
   }
+  const fc::ChainStats& stats() const { return stack->stats(); }
   std::size_t written_count() {
     std::lock_guard<std::mutex> lock(mu);
     return written.size();
@@ -119,7 +89,7 @@ struct ChainFixture {
     return errors.size();
   }
   fc::MetricSeries stored(const std::string& name) {
-    auto got = fc::call(*client, "GET", fc::series_path(ns, name));
+    auto got = fc::call(stack->client(), "GET", fc::series_path(ns, name));
     REQUIRE(got);
     auto object = kinformer::Object::parse(got->body);
     REQUIRE(object);
@@ -128,8 +98,8 @@ struct ChainFixture {
     return series.value();
   }
   void append(const std::string& name, const std::vector<fc::MetricPoint>& points, std::size_t drop) {
-    REQUIRE(fc::call(*client, "PATCH", fc::series_path(ns, name), fc::append_points_patch(points, drop),
-                     "application/json-patch+json"));
+    REQUIRE(fc::call(stack->client(), "PATCH", fc::series_path(ns, name),
+                     fc::append_points_patch(points, drop), "application/json-patch+json"));
   }
 };
 
@@ -139,12 +109,12 @@ TEST_CASE_METHOD(ChainFixture,
                  "a series is forecast once its window is full and the forecast lands in its status",
                  "[forecast_chain][integration]") {
   auto points = hourly(95);
-  REQUIRE(fc::call(*client, "POST", fc::series_collection_path(ns),
+  REQUIRE(fc::call(stack->client(), "POST", fc::series_collection_path(ns),
                    fc::new_series_body(ns, "a", "temperature", "°C", 3600, points)));
   // One point short of a window: the forecaster's predicate keeps it away.
   std::this_thread::sleep_for(1s);
   CHECK(written_count() == 0);
-  CHECK(*chain->stats().windows == 0);
+  CHECK(*stats().windows == 0);
 
   const auto next = hourly(1, points.back().time + 3600);
   append("a", next, 0);
@@ -165,7 +135,7 @@ TEST_CASE_METHOD(ChainFixture,
   // The writer's own status write changes no generation: no second forecast.
   std::this_thread::sleep_for(1s);
   CHECK(written_count() == 1);
-  CHECK(*chain->stats().forecasts == 1);
+  CHECK(*stats().forecasts == 1);
 
   // Each appended point (dropping the oldest) gives one more forecast, from that point.
   append("a", hourly(1, next.back().time + 3600), 1);
@@ -179,7 +149,7 @@ TEST_CASE_METHOD(ChainFixture, "a window with a gap is reported and never foreca
                  "[forecast_chain][integration]") {
   auto points = hourly(95);
   points.push_back({points.back().time + 7200, 20.0});  // a missing hour
-  REQUIRE(fc::call(*client, "POST", fc::series_collection_path(ns),
+  REQUIRE(fc::call(stack->client(), "POST", fc::series_collection_path(ns),
                    fc::new_series_body(ns, "gappy", "temperature", "°C", 3600, points)));
   REQUIRE(wait_for([&] { return error_count() == 1; }, "the window builder to report the gap"));
   {
