@@ -38,6 +38,7 @@
 #include <tuple>
 #include <vector>
 
+#include "examples/forecasting/forecast_plot.hpp"
 #include "examples/forecasting/forecast_stack.hpp"
 #include "examples/forecasting/metric_series.hpp"
 #include "examples/forecasting/series_api.hpp"
@@ -54,30 +55,32 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* usage =
     "usage: ett_replay --data ETTh1.csv --config C.json --weights W.safetensors --scaler S.json\n"
-    "                  [--series N] [--backend onednn|reference|cuda|auto] [--batch 32]\n"
+    "                  [--series N] [--backend onednn|reference|cuda|auto] [--batch 32] [--svg FILE]\n"
     "  replays the test split through MetricSeries on an embedded API server and the forecast chain;\n"
     "  the last line is `mse=X mae=Y` (scaled, drop_last batches of --batch, as `kinformer eval-ett`).\n"
-    "  --series: how many series replay side by side (1..256, default 32); --backend as eval-ett (onednn).\n";
+    "  --series: how many series replay side by side (1..256, default 32); --backend as eval-ett (onednn).\n"
+    "  --svg: a chart of the first series as the replay left it (its last window and forecast).\n";
 
 constexpr std::size_t batch_default = 32;
 constexpr auto stall_limit = 120s;  // no forecast for this long: something is stuck, give up
 
 struct Options {
-  std::string data, config, weights, scaler, backend = "onednn";
+  std::string data, config, weights, scaler, backend = "onednn", svg;
   long series = 32;
   long batch = static_cast<long>(batch_default);
 };
 
 bool parse(int argc, char** argv, Options& o) {
   std::map<std::string, std::string> flags;
-  if (!fc::parse_flags(argc, argv, {"data", "config", "weights", "scaler", "backend", "series", "batch"},
-                       flags))
+  if (!fc::parse_flags(argc, argv,
+                       {"data", "config", "weights", "scaler", "backend", "series", "batch", "svg"}, flags))
     return false;
   o.data = flags["data"];
   o.config = flags["config"];
   o.weights = flags["weights"];
   o.scaler = flags["scaler"];
   if (flags.count("backend")) o.backend = flags["backend"];
+  if (flags.count("svg")) o.svg = flags["svg"];
   for (auto [name, into] : {std::pair{"series", &o.series}, std::pair{"batch", &o.batch}}) {
     if (!flags.count(name)) continue;
     char* end = nullptr;
@@ -260,7 +263,7 @@ int main(int argc, char** argv) {
     }
     auto created =
         fc::call(client, "POST", fc::series_collection_path(ns),
-                 fc::new_series_body(ns, lane.name, "ETTh1 oil temperature (OT)", "°C", 3600, points));
+                 fc::new_series_body(ns, lane.name, "ETTh1 oil temperature, OT", "°C", 3600, points));
     if (!created) {
       std::fprintf(stderr, "ett_replay: %s\n", created.error().message.c_str());
       return 1;
@@ -337,6 +340,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ett_replay: no inference metrics: %s\n", metrics.error().message.c_str());
   }
   (*stack)->stop();
+  if (!o.svg.empty() && failure.empty()) {  // the first series as the API server holds it now
+    auto got = fc::call(client, "GET", fc::series_path(ns, lanes.front().name));
+    auto object =
+        got ? kinformer::Object::parse(got->body) : kinformer::Result<kinformer::ObjectPtr>(got.error());
+    auto series = object ? fc::MetricSeries::decode(*object.value())
+                         : kinformer::Result<fc::MetricSeries>(object.error());
+    auto written = series ? fc::write_svg(o.svg, series.value()) : kinformer::Result<void>(series.error());
+    if (!written) failure = "the chart: " + written.error().message;
+  }
   (void)(*server)->stop();
   if (!failure.empty()) {
     std::fprintf(stderr, "ett_replay: %s (%ld of %ld windows forecast)\n", failure.c_str(), done, used);
