@@ -11,8 +11,9 @@
 //   * post() adds or replaces an entry; attach() sets the forecast of an entry
 //     (false when it is gone); take() removes and returns it; erase() drops it.
 //   * Every hop that ends a notification's route erases its entry, so the board
-//     holds at most the chain's in-flight notifications; max_entries bounds it
-//     anyway (post() fails beyond it: the builder then stops that notification).
+//     holds at most the chain's in-flight notifications. A batch the Processor
+//     gives up on (hop_timeout) leaves its entries behind; max_entries bounds them
+//     (post() fails beyond it: the builder then stops that notification).
 // Threading: any thread (one mutex).
 #pragma once
 
