@@ -39,11 +39,9 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// The CC BY-ND data is read in place from ../shared beside the repository, never
-// copied; KINFORMER_ETT_CSV overrides the path (a worktree has no ../shared).
+// The CC BY-ND data is read in place from ../shared beside the repository, never copied.
 std::string etth1_path() {
-  const char* env = std::getenv("KINFORMER_ETT_CSV");
-  std::string path = env ? env : std::string(KINFORMER_SOURCE_DIR) + "/../shared/data/ett/ETTh1.csv";
+  std::string path = std::string(KINFORMER_SOURCE_DIR) + "/../shared/data/ett/ETTh1.csv";
   if (!std::ifstream(path))
     FAIL("ETTh1.csv not found at " << path << " (the shared data folder must sit beside the repo)");
   return path;
