@@ -31,6 +31,10 @@ Result<std::unique_ptr<ForecastStack>> ForecastStack::start(StackOptions options
   if (!client) return client.error();
   stack->client_ = client.value();
   if (auto made = ensure_namespace(*stack->client_, options.namespace_); !made) return made.error();
+  if (auto listed = call(*stack->client_, "GET", series_collection_path(options.namespace_)); !listed)
+    return Error{Errc::server_error, options.server +
+                                         " does not serve MetricSeries (start it with --resource " +
+                                         std::string(metric_series_spec) + "): " + listed.error().message};
 
   stack->config_ = std::make_unique<caf::actor_system_config>();
   stack->config_->set("scheduler.max-threads", 2);

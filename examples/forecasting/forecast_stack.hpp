@@ -7,7 +7,8 @@
 // and the chain's tests start it the same way.
 //
 // Contract
-//   * start() creates the namespace if needed, loads the model (config, weights,
+//   * start() creates the namespace if needed, checks that the server serves
+//     MetricSeries (a list of the namespace's), loads the model (config, weights,
 //     scaler; univariate only), starts the informer and waits up to 30 s for its
 //     sync; it fails with the first error (naming the file, the server or the step).
 //   * stop() (also from the destructor): the informer drains and stops, then the
