@@ -1,12 +1,12 @@
 // The facade's leader-election switch (actors/leader_gated_handler.hpp): a handler
 // that runs only while this replica leads, over the fake source on the real
 // scheduler (issue 17, item 4).
+#include "actors/leader_gated_handler.hpp"
+
+#include <catch2/catch.hpp>
 #include <memory>
 #include <string>
 
-#include <catch2/catch.hpp>
-
-#include "actors/leader_gated_handler.hpp"
 #include "actors/shared_informer.hpp"
 #include "tests/actors/live_fixture.hpp"
 #include "tests/support/objects.hpp"
@@ -17,8 +17,8 @@ using kinformer::LeaderGatedHandler;
 using kinformer::ObjectPtr;
 using kinformer::SharedInformer;
 using kinformer::SharedInformerOptions;
-using kinformer::testing::eventually;
 using kinformer::testing::EventLog;
+using kinformer::testing::eventually;
 using kinformer::testing::LiveFixture;
 using kinformer::testing::pod;
 using namespace std::chrono_literals;
