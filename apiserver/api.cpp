@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/admission.hpp"
 #include "apiserver/body_decoder.hpp"
+#include "apiserver/crd.hpp"
 #include "apiserver/discovery.hpp"
 #include "apiserver/object_limits.hpp"
 #include "apiserver/patch.hpp"
@@ -73,9 +75,14 @@ struct Target {
 
 class RequestHandler {
  public:
-  RequestHandler(Store& store, AppliedConfigurations& applied, const ObjectLimits& limits,
+  RequestHandler(ResourceRegistry& registry, Store& store, AppliedConfigurations& applied, const ObjectLimits& limits,
                  const HttpRequest& request, Query query)
-      : store_(store), applied_(applied), limits_(limits), request_(request), query_(std::move(query)) {}
+      : registry_(registry),
+        store_(store),
+        applied_(applied),
+        limits_(limits),
+        request_(request),
+        query_(std::move(query)) {}
 
   ApiReply dispatch(const Target& t) {
     const auto& m = request_.method;
@@ -239,9 +246,36 @@ class RequestHandler {
     auto body = object_body(t);
     if (!body) return error_response(body.error());
     if (!body->contains("metadata")) (*body)["metadata"] = json::object();
+    prepare_for_create(*t.type, *body);
+    if (auto refused = admit(registry_, *t.type, *body)) return error_response(*refused);
     auto created = store_.create(*t.type, t.namespace_name, std::move(body).value(), dry.value());
     if (!created) return error_response(created.error());
+    if (!dry.value()) after_write(*t.type, *created->object);
     return ok_json(created->object->json, 201);
+  }
+
+  // A stored CRD serves its kind (admit() checked that it can).
+  void after_write(const ResourceType& type, const StoredObject& object) {
+    if (!is_crd_type(type)) return;
+    auto kind = custom_kind_of(json::parse(object.json));
+    if (kind) (void)registry_.add_or_update_custom(std::move(kind->type), std::move(kind->schema));
+  }
+
+  // A deleted CRD: stop serving its kind, then delete its objects. A create that
+  // passed find() just before the retirement may land after the first sweep, so
+  // sweep until a pass finds nothing (bounded: nothing new is served meanwhile).
+  void after_delete(const ResourceType& type, const StoredObject& object) {
+    if (!is_crd_type(type)) return;
+    auto kind = custom_kind_of(json::parse(object.json));
+    if (!kind) return;
+    const ResourceType* served = registry_.find(kind->type.group, kind->type.version, kind->type.plural);
+    if (!served || served->builtin) return;
+    registry_.retire(served);
+    for (int pass = 0; pass < 4; ++pass) {
+      auto page = store_.list(*served, {});
+      if (!page || page->items.empty()) return;
+      for (const auto& item : page->items) (void)store_.remove(*served, item->namespace_name, item->name, {}, false);
+    }
   }
 
   // Status subresource rules (§A6.2): the main resource keeps the stored status; /status changes only status.
@@ -270,10 +304,12 @@ class RequestHandler {
           json result = replacement;
           if (!result.contains("metadata")) result["metadata"] = json::object();
           keep_status_rules(t, *current, result);
+          if (auto refused = admit(registry_, *t.type, result)) return *refused;
           return result;
         },
         false, dry.value());
     if (!written) return error_response(written.error());
+    if (!dry.value()) after_write(*t.type, *written->object);
     return ok_json(written->object->json);
   }
 
@@ -340,6 +376,7 @@ class RequestHandler {
         return ApiError::bad_request("the patch removes the object's metadata");
       if (auto bad = check_object_limits(result, limits_)) return *bad;
       keep_status_rules(t, current, result);
+      if (auto refused = admit(registry_, *t.type, result)) return *refused;
       return result;
     };
     const bool create_if_absent = kind == Kind::apply && t.subresource.empty();
@@ -368,6 +405,8 @@ class RequestHandler {
             json fresh = patch_document;  // apply to an absent object creates it
             if (!fresh.contains("metadata")) fresh["metadata"] = json::object();
             fresh["metadata"]["name"] = t.name;
+            prepare_for_create(*t.type, fresh);
+            if (auto refused = admit(registry_, *t.type, fresh)) return *refused;
             return fresh;
           },
           create_if_absent, dry.value());
@@ -375,6 +414,7 @@ class RequestHandler {
       if (!written) return error_response(written.error());
       if (kind == Kind::apply && !dry.value())
         applied_.set(written->object->uid, manager, patch_document.dump());
+      if (!dry.value()) after_write(*t.type, *written->object);
       return ok_json(written->object->json, written->created ? 201 : 200);
     }
   }
@@ -406,6 +446,7 @@ class RequestHandler {
     }
     auto removed = store_.remove(*t.type, t.namespace_name, t.name, preconditions, dry_run);
     if (!removed) return error_response(removed.error());
+    if (!dry_run) after_delete(*t.type, **removed);
     if (t.type->delete_returns_object) return ok_json((*removed)->json);
     return ok_json(success_status(**removed));
   }
@@ -428,6 +469,7 @@ class RequestHandler {
       if (is_namespaces(*t.type) && is_protected_namespace(object->name)) continue;
       auto removed = store_.remove(*t.type, object->namespace_name, object->name, {}, dry.value());
       if (!removed) continue;  // deleted concurrently
+      if (!dry.value()) after_delete(*t.type, **removed);
       if (!first) body += ',';
       first = false;
       append_list_item(body, **removed);
@@ -436,6 +478,7 @@ class RequestHandler {
     return ok_json(std::move(body));
   }
 
+  ResourceRegistry& registry_;
   Store& store_;
   AppliedConfigurations& applied_;
   const ObjectLimits& limits_;
@@ -552,7 +595,7 @@ ApiReply Api::route(const HttpRequest& request, const std::string& server_addres
     }
     if (rest.size() == 3) t.subresource = rest[2];
   }
-  RequestHandler handler(store_, applied_, limits_, request, std::move(query));
+  RequestHandler handler(registry_, store_, applied_, limits_, request, std::move(query));
   return handler.dispatch(t);
 }
 

@@ -24,7 +24,11 @@
 //   * The default, kube-system, kube-public and kube-node-lease namespaces cannot be
 //     deleted (403 Forbidden, as kube-apiserver's NamespaceLifecycle admission).
 //   * Writes: create/update/patch (merge, strategic merge for built-ins, JSON patch,
-//     server-side apply), delete, deletecollection.
+//     server-side apply), delete, deletecollection. Every object a write would store
+//     first passes admit() (apiserver/admission.hpp: secrets, custom schemas, CRDs).
+//   * A written CustomResourceDefinition serves its kind before the response is sent
+//     (discovery and the new resource's URLs); deleting it stops serving the kind and
+//     then deletes every object of it (one event each).
 //   * Server-side apply without managedFields: the object is created if absent, else
 //     the configuration is merged in (strategic for built-ins), and what the same
 //     fieldManager applied before but no longer applies is removed. Those last applied
@@ -115,7 +119,8 @@ class AppliedConfigurations {
 
 class Api {
  public:
-  Api(const ResourceRegistry& registry, Store& store, ObjectLimits limits = {})
+  /// `registry` changes at run time when CustomResourceDefinitions are written.
+  Api(ResourceRegistry& registry, Store& store, ObjectLimits limits = {})
       : registry_(registry), store_(store), limits_(limits) {}
 
   /// `server_address` ("127.0.0.1:8080") goes into /api's serverAddressByClientCIDRs.
@@ -124,7 +129,7 @@ class Api {
  private:
   ApiReply route(const HttpRequest& request, const std::string& server_address) const;
 
-  const ResourceRegistry& registry_;
+  ResourceRegistry& registry_;
   Store& store_;
   ObjectLimits limits_;
   mutable AppliedConfigurations applied_;

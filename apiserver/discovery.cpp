@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/schema.hpp"
+
 namespace kinformer::apiserver {
 
 using nlohmann::json;
@@ -32,10 +34,82 @@ json group_json(const ResourceRegistry& registry, const std::string& group) {
 std::string openapi_hash(const ResourceRegistry& registry, std::string_view group, std::string_view version) {
   std::string all;
   for (const auto& t : registry.all())
-    if (t.group == group && t.version == version) all += t.kind + "/" + t.plural + ";";
+    if (t.group == group && t.version == version) {
+      all += t.kind + "/" + t.plural + ";";
+      if (auto custom = registry.schema(&t)) all += custom->document().dump();
+    }
   char out[17];
   std::snprintf(out, sizeof out, "%016zX", std::hash<std::string>{}(all));
   return out;
+}
+
+json described(const char* type, const std::string& description) {
+  return {{"type", type}, {"description", description}};
+}
+
+// The name kube-apiserver gives a kind's schema: io.k8s.api.apps.v1.Deployment.
+std::string schema_name(const ResourceType& t) {
+  if (!t.builtin) {
+    std::string reversed;  // example.com -> com.example
+    std::size_t end = t.group.size();
+    while (true) {
+      auto dot = t.group.rfind('.', end == 0 ? 0 : end - 1);
+      auto start = dot == std::string::npos ? 0 : dot + 1;
+      if (!reversed.empty()) reversed += '.';
+      reversed += t.group.substr(start, end - start);
+      if (dot == std::string::npos) break;
+      end = dot;
+    }
+    return reversed + "." + t.version + "." + t.kind;
+  }
+  auto group = t.group.empty() ? std::string("core") : t.group.substr(0, t.group.find('.'));
+  return "io.k8s.api." + group + "." + t.version + "." + t.kind;
+}
+
+// A minimal schema for `kubectl explain`: the fields every object has, the top-level
+// fields of the kind, and a custom resource's own openAPIV3Schema where it has one.
+json kind_schema(const ResourceRegistry& registry, const ResourceType& t) {
+  json properties = {
+      {"apiVersion", described("string", "APIVersion defines the versioned schema of this representation of an "
+                                         "object.")},
+      {"kind", described("string", "Kind is a string value representing the REST resource this object "
+                                   "represents.")},
+      {"metadata", described("object", "Standard object's metadata: name, namespace, labels, annotations, "
+                                       "resourceVersion, uid, generation, creationTimestamp.")}};
+  json schema = {{"type", "object"},
+                 {"description", t.kind + " (" + t.api_version() + ", served by kinformer's embedded API server)."}};
+  if (auto custom = registry.schema(&t)) {
+    schema = custom->document();
+    if (!schema.contains("description"))
+      schema["description"] = t.kind + " is a custom resource (" + t.api_version() + ").";
+  } else if (t.kind == "ConfigMap" || t.kind == "Secret") {
+    properties["data"] = described("object", t.kind == "Secret"
+                                                 ? "Data contains the secret data, each value base64-encoded."
+                                                 : "Data contains the configuration data.");
+    properties["data"]["additionalProperties"] = {{"type", "string"}};
+    if (t.kind == "Secret") {
+      properties["stringData"] = described("object", "stringData is write-only: merged into data as base64.");
+      properties["type"] = described("string", "Used to facilitate programmatic handling of secret data.");
+    }
+  } else if (t.kind == "Lease") {
+    properties["spec"] = described("object", "Specification of the Lease.");
+    properties["spec"]["properties"] = {
+        {"holderIdentity", described("string", "The identity of the holder of a current lease.")},
+        {"leaseDurationSeconds", described("integer", "How long candidates wait to force acquire this lease.")},
+        {"acquireTime", described("string", "When the current lease was acquired.")},
+        {"renewTime", described("string", "When the current holder last updated the lease.")},
+        {"leaseTransitions", described("integer", "The number of transitions of a lease between holders.")}};
+  } else if (t.kind != "Event" && t.kind != "Endpoints") {
+    properties["spec"] = described("object", "The desired state of the " + t.kind + ".");
+    if (t.status_subresource)
+      properties["status"] = described("object", "The most recently observed state of the " + t.kind +
+                                                     "; written through the /status subresource.");
+  }
+  if (!schema.contains("properties")) schema["properties"] = json::object();
+  for (auto it = properties.begin(); it != properties.end(); ++it)
+    if (!schema["properties"].contains(it.key())) schema["properties"][it.key()] = it.value();
+  schema["x-kubernetes-group-version-kind"] = json::array({{{"group", t.group}, {"version", t.version}, {"kind", t.kind}}});
+  return schema;
 }
 
 }  // namespace
@@ -155,8 +229,10 @@ std::string openapi_root_json(const ResourceRegistry& registry) {
 std::optional<std::string> openapi_group_version_json(const ResourceRegistry& registry, std::string_view group,
                                                       std::string_view version) {
   json paths = json::object();
+  json schemas = json::object();
   for (const auto& t : registry.all()) {
     if (t.group != group || t.version != version) continue;
+    schemas[schema_name(t)] = kind_schema(registry, t);
     auto prefix = t.group.empty() ? "/api/" + t.version : "/apis/" + t.group + "/" + t.version;
     auto item = t.namespaced ? prefix + "/namespaces/{namespace}/" + t.plural + "/{name}" : prefix + "/" + t.plural + "/{name}";
     json operation = {
@@ -172,7 +248,7 @@ std::optional<std::string> openapi_group_version_json(const ResourceRegistry& re
   return json{{"openapi", "3.0.0"},
               {"info", {{"title", "Kubernetes"}, {"version", "v1.32.0"}}},
               {"paths", paths},
-              {"components", {{"schemas", json::object()}}}}
+              {"components", {{"schemas", schemas}}}}
       .dump();
 }
 

@@ -11,7 +11,9 @@
 //     legacy ones with plain application/json.
 //   * The OpenAPI v3 document of a group-version declares, for every kind, a PATCH
 //     operation with x-kubernetes-group-version-kind and a fieldValidation query
-//     parameter: kubectl then leaves validation to the server. No schemas.
+//     parameter: kubectl then leaves validation to the server. components.schemas
+//     holds a minimal schema per kind for `kubectl explain` (apiVersion, kind,
+//     metadata, the kind's top-level fields; a CRD's own openAPIV3Schema).
 //   * Functions returning std::optional give nullopt for a group/version not served.
 // Threading: pure functions of the (read-only) registry.
 #pragma once

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/base64.hpp"
+
 namespace kinformer::apiserver {
 
 using nlohmann::json;
@@ -105,32 +107,12 @@ std::optional<ApiError> each_field(std::string_view bytes, const std::string& me
 
 std::optional<ApiError> map_entry(std::string_view bytes, json& into, bool base64_values);
 
-std::string base64(std::string_view raw) {
-  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  std::size_t i = 0;
-  for (; i + 2 < raw.size(); i += 3) {
-    unsigned v = (static_cast<unsigned char>(raw[i]) << 16) | (static_cast<unsigned char>(raw[i + 1]) << 8) |
-                 static_cast<unsigned char>(raw[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += alphabet[(v >> s) & 63];
-  }
-  if (i < raw.size()) {
-    unsigned v = static_cast<unsigned char>(raw[i]) << 16;
-    if (i + 1 < raw.size()) v |= static_cast<unsigned char>(raw[i + 1]) << 8;
-    out += alphabet[(v >> 18) & 63];
-    out += alphabet[(v >> 12) & 63];
-    out += i + 1 < raw.size() ? alphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 std::optional<ApiError> map_entry(std::string_view bytes, json& into, bool base64_values) {
   std::string key, value;
   auto error = each_field(bytes, "a map entry", [&](const Reader::Field& f) -> std::optional<ApiError> {
     if (f.wire_type != 2) return malformed("map entry field " + std::to_string(f.number));
     if (f.number == 1) key = std::string(f.bytes);
-    else if (f.number == 2) value = base64_values ? base64(f.bytes) : std::string(f.bytes);
+    else if (f.number == 2) value = base64_values ? base64_encode(f.bytes) : std::string(f.bytes);
     return std::nullopt;
   });
   if (error) return error;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <tuple>
 
 namespace kinformer::apiserver {
 
@@ -12,9 +13,11 @@ std::string ResourceType::qualified_name() const { return group.empty() ? plural
 
 namespace {
 
-ResourceType core(std::string kind, std::string plural, std::string singular, std::vector<std::string> short_names) {
+ResourceType builtin(std::string group, std::string version, std::string kind, std::string plural,
+                     std::string singular, std::vector<std::string> short_names) {
   ResourceType t;
-  t.version = "v1";
+  t.group = std::move(group);
+  t.version = std::move(version);
   t.kind = std::move(kind);
   t.plural = std::move(plural);
   t.singular = std::move(singular);
@@ -23,7 +26,26 @@ ResourceType core(std::string kind, std::string plural, std::string singular, st
   return t;
 }
 
+ResourceType core(std::string kind, std::string plural, std::string singular, std::vector<std::string> short_names) {
+  return builtin("", "v1", std::move(kind), std::move(plural), std::move(singular), std::move(short_names));
+}
+
+// A workload-style kind: spec/status with a /status subresource, generation on spec changes.
+ResourceType with_spec_and_status(ResourceType t, bool in_all) {
+  t.status_subresource = true;
+  t.tracks_generation = true;
+  if (in_all) t.categories = {"all"};
+  return t;
+}
+
 }  // namespace
+
+ResourceRegistry::ResourceRegistry(ResourceRegistry&& other) noexcept {
+  std::lock_guard lock(other.mu_);
+  types_ = std::move(other.types_);
+  retired_ = std::move(other.retired_);
+  schemas_ = std::move(other.schemas_);
+}
 
 bool is_dns_label(std::string_view s) {
   if (s.empty() || s.size() > 63) return false;
@@ -81,6 +103,51 @@ ResourceRegistry ResourceRegistry::with_builtins() {
                           "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
                           "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"};
   r.types_.push_back(std::move(ev));
+
+  auto secret = core("Secret", "secrets", "secret", {});
+  secret.selectable_fields = {"type"};
+  r.types_.push_back(std::move(secret));
+  r.types_.push_back(core("ServiceAccount", "serviceaccounts", "serviceaccount", {"sa"}));
+  auto pvc = core("PersistentVolumeClaim", "persistentvolumeclaims", "persistentvolumeclaim", {"pvc"});
+  pvc.status_subresource = true;
+  r.types_.push_back(std::move(pvc));
+  r.types_.push_back(core("Endpoints", "endpoints", "endpoints", {"ep"}));
+  // kubectl apply --prune lists these two (with the kinds above) by default
+  auto pv = core("PersistentVolume", "persistentvolumes", "persistentvolume", {"pv"});
+  pv.namespaced = false;
+  pv.status_subresource = true;
+  r.types_.push_back(std::move(pv));
+  r.types_.push_back(with_spec_and_status(
+      core("ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}), true));
+  auto node = core("Node", "nodes", "node", {"no"});
+  node.namespaced = false;
+  node.status_subresource = true;
+  node.selectable_fields = {"spec.unschedulable"};
+  r.types_.push_back(std::move(node));
+
+  for (auto [kind, plural, singular, short_name] :
+       {std::tuple{"Deployment", "deployments", "deployment", "deploy"},
+        std::tuple{"StatefulSet", "statefulsets", "statefulset", "sts"},
+        std::tuple{"DaemonSet", "daemonsets", "daemonset", "ds"},
+        std::tuple{"ReplicaSet", "replicasets", "replicaset", "rs"}}) {
+    auto t = with_spec_and_status(builtin("apps", "v1", kind, plural, singular, {short_name}), true);
+    if (t.kind == "ReplicaSet") t.selectable_fields = {"status.replicas"};
+    r.types_.push_back(std::move(t));
+  }
+  auto job = with_spec_and_status(builtin("batch", "v1", "Job", "jobs", "job", {}), true);
+  job.selectable_fields = {"status.successful"};
+  r.types_.push_back(std::move(job));
+  r.types_.push_back(with_spec_and_status(builtin("batch", "v1", "CronJob", "cronjobs", "cronjob", {"cj"}), true));
+  r.types_.push_back(
+      with_spec_and_status(builtin("networking.k8s.io", "v1", "Ingress", "ingresses", "ingress", {"ing"}), false));
+  r.types_.push_back(builtin("coordination.k8s.io", "v1", "Lease", "leases", "lease", {}));
+  auto crd = with_spec_and_status(builtin("apiextensions.k8s.io", "v1", "CustomResourceDefinition",
+                                          "customresourcedefinitions", "customresourcedefinition", {"crd", "crds"}),
+                                  false);
+  crd.namespaced = false;
+  crd.builtin = false;  // kube-apiserver serves CRDs without strategic merge patch
+  crd.categories = {"api-extensions"};
+  r.types_.push_back(std::move(crd));
   return r;
 }
 
@@ -92,12 +159,94 @@ Result<void> ResourceRegistry::add(ResourceType type) {
   if (type.kind.empty() || !std::isupper(static_cast<unsigned char>(type.kind.front())))
     return {Errc::decode_failed, "resource kind \"" + type.kind + "\" must start with an upper-case letter"};
   if (type.singular.empty()) type.singular = lower(type.kind);
-  if (find(type.group, type.version, type.plural) || find_kind(type.group, type.version, type.kind))
-    return {Errc::decode_failed, "resource " + type.plural + "." + type.group + "/" + type.version + " is already served"};
   type.builtin = false;
   type.tracks_generation = true;  // custom resources always track generation
+  std::lock_guard lock(mu_);
+  if (find_locked(type.group, type.version, type.plural) || find_kind_locked(type.group, type.version, type.kind))
+    return {Errc::decode_failed, "resource " + type.plural + "." + type.group + "/" + type.version + " is already served"};
   types_.push_back(std::move(type));
   return {};
+}
+
+namespace {
+
+void normalize_custom(ResourceType& type) {
+  if (type.singular.empty()) type.singular = lower(type.kind);
+  type.builtin = false;
+  type.tracks_generation = true;  // custom resources always track generation
+}
+
+bool same_shape(const ResourceType& a, const ResourceType& b) {
+  return a.group == b.group && a.version == b.version && a.plural == b.plural && a.kind == b.kind &&
+         a.singular == b.singular && a.namespaced == b.namespaced && a.status_subresource == b.status_subresource &&
+         a.short_names == b.short_names && a.categories == b.categories && a.builtin == b.builtin;
+}
+
+}  // namespace
+
+Result<const ResourceType*> ResourceRegistry::custom_clash_locked(const ResourceType& type) const {
+  const ResourceType* served = find_locked(type.group, type.version, type.plural);
+  const ResourceType* same_kind = find_kind_locked(type.group, type.version, type.kind);
+  if (!served && !same_kind) return static_cast<const ResourceType*>(nullptr);
+  const ResourceType* existing = served ? served : same_kind;
+  if (existing->builtin) return {Errc::decode_failed, "resource " + existing->qualified_name() + " is a built-in kind"};
+  if (!same_shape(*existing, type))
+    return {Errc::decode_failed,
+            "the kind, names, scope and subresources of a served custom resource cannot change in kinformer: "
+            "delete the CustomResourceDefinition first"};
+  return existing;
+}
+
+Result<void> ResourceRegistry::can_serve_custom(ResourceType type) const {
+  normalize_custom(type);
+  std::lock_guard lock(mu_);
+  auto clash = custom_clash_locked(type);
+  if (!clash) return clash.error();
+  return {};
+}
+
+Result<const ResourceType*> ResourceRegistry::add_or_update_custom(ResourceType type,
+                                                                   std::shared_ptr<const OpenApiSchema> schema) {
+  normalize_custom(type);
+  std::lock_guard lock(mu_);
+  auto existing = custom_clash_locked(type);
+  if (!existing) return existing.error();
+  if (*existing) {
+    schemas_[*existing] = std::move(schema);
+    return *existing;
+  }
+  for (const auto* retired : retired_)
+    if (same_shape(*retired, type)) {
+      retired_.erase(retired);
+      schemas_[retired] = std::move(schema);
+      return retired;
+    }
+  types_.push_back(std::move(type));
+  const ResourceType* added = &types_.back();
+  schemas_[added] = std::move(schema);
+  return added;
+}
+
+void ResourceRegistry::retire(const ResourceType* type) {
+  if (!type || type->builtin) return;
+  std::lock_guard lock(mu_);
+  retired_.insert(type);
+  schemas_.erase(type);
+}
+
+std::shared_ptr<const OpenApiSchema> ResourceRegistry::schema(const ResourceType* type) const {
+  std::lock_guard lock(mu_);
+  auto it = schemas_.find(type);
+  return it == schemas_.end() ? nullptr : it->second;
+}
+
+ResourceList ResourceRegistry::all() const {
+  std::lock_guard lock(mu_);
+  std::vector<const ResourceType*> out;
+  out.reserve(types_.size());
+  for (const auto& t : types_)
+    if (!retired_.count(&t)) out.push_back(&t);
+  return ResourceList(std::move(out));
 }
 
 Result<ResourceType> ResourceRegistry::parse_spec(std::string_view spec) {
@@ -142,21 +291,33 @@ Result<void> ResourceRegistry::add_from_file(const std::string& path) {
 
 const ResourceType* ResourceRegistry::find(std::string_view group, std::string_view version,
                                            std::string_view plural) const {
-  for (const auto& t : types_)
-    if (t.group == group && t.version == version && t.plural == plural) return &t;
-  return nullptr;
+  std::lock_guard lock(mu_);
+  return find_locked(group, version, plural);
 }
 
 const ResourceType* ResourceRegistry::find_kind(std::string_view group, std::string_view version,
                                                 std::string_view kind) const {
+  std::lock_guard lock(mu_);
+  return find_kind_locked(group, version, kind);
+}
+
+const ResourceType* ResourceRegistry::find_locked(std::string_view group, std::string_view version,
+                                                  std::string_view plural) const {
   for (const auto& t : types_)
-    if (t.group == group && t.version == version && t.kind == kind) return &t;
+    if (t.group == group && t.version == version && t.plural == plural && !retired_.count(&t)) return &t;
+  return nullptr;
+}
+
+const ResourceType* ResourceRegistry::find_kind_locked(std::string_view group, std::string_view version,
+                                                       std::string_view kind) const {
+  for (const auto& t : types_)
+    if (t.group == group && t.version == version && t.kind == kind && !retired_.count(&t)) return &t;
   return nullptr;
 }
 
 std::vector<std::string> ResourceRegistry::groups() const {
   std::vector<std::string> out;
-  for (const auto& t : types_)
+  for (const auto& t : all())
     if (!t.group.empty() && std::find(out.begin(), out.end(), t.group) == out.end()) out.push_back(t.group);
   std::sort(out.begin(), out.end());
   return out;

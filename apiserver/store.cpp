@@ -306,12 +306,14 @@ ApiResult<Store::WriteResult> Store::commit_create_locked(const ResourceType& ty
     if (name.empty()) return ApiError::already_exists(type.group, type.plural, prefix + "*");
     meta["name"] = name;
   }
-  bool valid = type.namespaced ? is_dns_subdomain(name) : is_dns_label(name);
+  // Namespace names are labels; every other kind (nodes, CRDs "plural.group") takes subdomains.
+  const bool label_only = &type == registry_.namespaces();
+  bool valid = label_only ? is_dns_label(name) : is_dns_subdomain(name);
   if (!valid)
     return ApiError::invalid(type.group, type.kind, name,
                              {{"FieldValueInvalid",
                                "Invalid value: \"" + name + "\": a lowercase RFC 1123 " +
-                                   (type.namespaced ? "subdomain" : "label") +
+                                   (label_only ? "label" : "subdomain") +
                                    " must consist of lower case alphanumeric characters, '-' or '.', and must "
                                    "start and end with an alphanumeric character",
                                "metadata.name"}});

@@ -261,3 +261,147 @@ TEST_CASE("kubectl works with custom resources over TLS with a bearer token", "[
   CHECK(k.run("delete metricseries cpu").exit_code == 0);
   CHECK(stored(t, "metricseries", "cpu", "metrics.kinformer.io").is_null());
 }
+
+namespace {
+
+const char* const widget_crd_yaml = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+    shortNames: [wd]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size:
+                type: integer
+)";
+
+const char* const app_manifest = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: demo}
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: demo}
+  template:
+    metadata:
+      labels: {app: demo}
+    spec:
+      containers:
+      - name: main
+        image: nginx:1.27
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  labels: {app: demo}
+spec:
+  selector: {app: demo}
+  ports:
+  - port: 80
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-config
+  labels: {app: demo}
+data:
+  mode: fast
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: web-secret
+  labels: {app: demo}
+stringData:
+  password: s3cr3t
+)";
+
+}  // namespace
+
+TEST_CASE("kubectl applies a CRD and then a custom resource of it at once, and deleting the CRD deletes it",
+          "[apiserver][kubectl][crd][integration]") {
+  REQUIRE_KUBECTL(kubectl);
+  TestServer t;
+  Kubectl k(kubectl, t.server().url());
+  CHECK(k.run_ok("apply -f " + k.file("crd.yaml", widget_crd_yaml)).out ==
+        "customresourcedefinition.apiextensions.k8s.io/widgets.example.com created\n");
+  auto widget = k.file("w.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n");
+  CHECK(k.run_ok("apply -f " + widget).out == "widget.example.com/w1 created\n");
+  CHECK(k.run_ok("get wd w1 -o jsonpath={.spec.size}").out == "3");
+
+  auto bad = k.run("apply -f " + k.file("bad.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w2\n"
+                                                      "spec:\n  size: big\n"));
+  CHECK(bad.exit_code != 0);
+  CHECK(bad.err.find("spec.size") != std::string::npos);
+
+  k.run_ok("delete crd widgets.example.com");
+  CHECK(k.run("get widgets").exit_code != 0);
+  const auto* crds = t.server().registry().find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+  REQUIRE(crds);
+  CHECK_FALSE(t.server().registry().find("example.com", "v1", "widgets"));
+}
+
+TEST_CASE("kubectl applies a multi-document manifest, gets all, describes, prunes and deletes it",
+          "[apiserver][kubectl][kinds][integration]") {
+  REQUIRE_KUBECTL(kubectl);
+  TestServer t;
+  Kubectl k(kubectl, t.server().url());
+  auto manifest = k.file("app.yaml", app_manifest);
+  CHECK(k.run_ok("apply -f " + manifest).out ==
+        "deployment.apps/web created\nservice/web created\nconfigmap/web-config created\nsecret/web-secret created\n");
+  CHECK(stored(t, "secrets", "web-secret")["data"]["password"] == "czNjcjN0");
+
+  auto all = k.run_ok("get all").out;
+  CHECK(all.find("deployment.apps/web") != std::string::npos);
+  CHECK(all.find("service/web") != std::string::npos);
+
+  auto described = k.run_ok("describe deployment web").out;
+  CHECK(described.find("Name:") != std::string::npos);
+  CHECK(described.find("nginx:1.27") != std::string::npos);
+  CHECK(k.run_ok("describe secret web-secret").out.find("s3cr3t") == std::string::npos);
+
+  for (const char* kind : {"deployments", "jobs", "secrets", "nodes", "ingresses", "leases"}) {
+    auto explained = k.run_ok(std::string("explain ") + kind).out;
+    INFO("kubectl explain " << kind << " said: " << explained);
+    CHECK(explained.find("FIELDS:") != std::string::npos);
+    CHECK(explained.find("apiVersion") != std::string::npos);
+  }
+  CHECK(k.run_ok("explain lease.spec").out.find("holderIdentity") != std::string::npos);
+
+  // The configmap leaves the manifest: apply --prune -l removes it, keeps the rest.
+  std::string without_config = app_manifest;
+  auto start = without_config.find("---\napiVersion: v1\nkind: ConfigMap");
+  auto end = without_config.find("---\napiVersion: v1\nkind: Secret");
+  without_config.erase(start, end - start);
+  auto pruned = k.run_ok("apply --prune -l app=demo -f " + k.file("app2.yaml", without_config)).out;
+  CHECK(pruned.find("configmap/web-config pruned") != std::string::npos);
+  CHECK(stored(t, "configmaps", "web-config").is_null());
+  CHECK(stored(t, "services", "web").is_object());
+
+  k.run_ok("delete -f " + k.file("app3.yaml", without_config));
+  CHECK(stored(t, "services", "web").is_null());
+  CHECK(stored(t, "secrets", "web-secret").is_null());
+  CHECK(k.run_ok("get deployments").err.find("No resources found") != std::string::npos);
+}
