@@ -83,6 +83,15 @@ std::string scalar(const YAML::Node& map, const char* key) {
 }
 
 Result<std::string> decode_base64(const std::string& text, const std::string& what) {
+  // yaml-cpp 0.7's DecodeBase64 indexes its table with a signed char: a byte >= 0x80 reads
+  // before the table and can crash (found by fuzz_kubeconfig, issue 19). Only the alphabet,
+  // '=' and the whitespace it skips may reach it.
+  for (unsigned char c : text) {
+    const bool alphabet = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                          c == '+' || c == '/' || c == '=';
+    if (!alphabet && c != ' ' && c != '\t' && c != '\n' && c != '\r')
+      return fail(what + " is not valid base64");
+  }
   std::vector<unsigned char> bytes = YAML::DecodeBase64(text);
   if (bytes.empty() && !text.empty()) return fail(what + " is not valid base64");
   return std::string(bytes.begin(), bytes.end());

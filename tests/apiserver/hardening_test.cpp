@@ -422,7 +422,10 @@ TEST_CASE("a watch from a future resourceVersion waits about 3 s and then answer
 TEST_CASE("a huge timeoutSeconds keeps the watch open instead of overflowing",
           "[apiserver][item-11][integration]") {
   TestServer t;
-  WatchStream w(t.port(), configmaps + "?watch=true&timeoutSeconds=9999999999999999999");
+  // 10^10 s fits the int64 seconds, but 10^19 ns does not: unclamped, the deadline wraps to
+  // about 268 years in the past and the watch ends at once. (A value past INT64_MAX seconds,
+  // such as 9999999999999999999, wraps twice, to +142 years, and never showed the bug.)
+  WatchStream w(t.port(), configmaps + "?watch=true&timeoutSeconds=10000000000");
   REQUIRE(w.status() == 200);
   t.create_configmap("seen");
   auto line = w.next_line(5s);

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <thread>
@@ -21,6 +22,7 @@
 #include "actors/shared_informer.hpp"
 #include "runtime/http/client.hpp"
 #include "runtime/http/http_list_watch.hpp"
+#include "tests/apiserver/loopback_http.hpp"
 
 namespace kinformer::testing {
 
@@ -40,8 +42,11 @@ bool eventually(Pred done, const std::string& why,
 }
 
 /// What one handler saw: the last state per key, deletions, tombstones, errors.
+/// With record_deletions false it keeps only the last state of the live keys, so its
+/// memory stays bounded under endless churn (the soak measures RSS).
 class Seen {
  public:
+  explicit Seen(bool record_deletions = true) : record_deletions_(record_deletions) {}
   HandlerFuncs funcs() {
     HandlerFuncs f;
     f.on_add = [this](const ObjectPtr& o, bool) { put(o); };
@@ -50,6 +55,7 @@ class Seen {
       std::lock_guard<std::mutex> lock(mu_);
       const std::string key(d.key());
       last_.erase(key);
+      if (!record_deletions_) return;
       deleted_.insert(key);
       if (d.is_tombstone()) tombstones_.insert(key);
     };
@@ -83,6 +89,7 @@ class Seen {
     std::lock_guard<std::mutex> lock(mu_);
     last_[std::string(o->key())] = std::string(o->resource_version());
   }
+  const bool record_deletions_;
   mutable std::mutex mu_;
   std::map<std::string, std::string> last_;  // key → resourceVersion
   std::set<std::string> deleted_;
@@ -117,6 +124,30 @@ struct HttpFixture {
     return informer;
   }
 };
+
+/// "namespace/name" → resourceVersion of every object in the informer's cache.
+inline std::map<std::string, std::string> cache_state(const SharedInformer& informer) {
+  std::map<std::string, std::string> state;
+  for (const auto& object : informer.indexer().list())
+    state[std::string(object->key())] = std::string(object->resource_version());
+  return state;
+}
+
+/// "namespace/name" → resourceVersion of every object the server at 127.0.0.1:port lists
+/// now in `collection` (a namespaced collection path), over its own HTTP.
+inline std::map<std::string, std::string> server_state(std::uint16_t port, const std::string& collection) {
+  auto reply = http_request(port, "GET", collection, "", "application/json", {}, std::chrono::seconds(30));
+  INFO("GET " << collection << ": " << reply.status << " " << reply.error);
+  REQUIRE(reply.status == 200);
+  std::map<std::string, std::string> state;
+  const auto list = nlohmann::json::parse(reply.body);
+  for (const auto& item : list["items"]) {
+    const auto& meta = item["metadata"];
+    state[meta["namespace"].get<std::string>() + "/" + meta["name"].get<std::string>()] =
+        meta["resourceVersion"];
+  }
+  return state;
+}
 
 inline std::shared_ptr<http::Client> make_client(http::ClientConfig config) {
   auto client = http::Client::create(std::move(config));

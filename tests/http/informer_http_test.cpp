@@ -18,9 +18,11 @@
 #include "tests/http/http_fixture.hpp"
 
 using kinformer::Errc;
+using kinformer::testing::cache_state;
 using kinformer::testing::eventually;
 using kinformer::testing::HttpFixture;
 using kinformer::testing::make_client;
+using kinformer::testing::server_state;
 using kinformer::testing::TestServer;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -33,24 +35,6 @@ std::string configmap(const std::string& name, const std::string& value = "v") {
   return json{
       {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", value}}}}
       .dump();
-}
-
-// key → resourceVersion of every configmap the server holds now (over its own HTTP).
-std::map<std::string, std::string> server_state(std::uint16_t port) {
-  auto reply = kinformer::testing::http_request(port, "GET", configmaps);
-  REQUIRE(reply.status == 200);
-  std::map<std::string, std::string> state;
-  const json list = json::parse(reply.body);
-  for (const auto& item : list["items"])
-    state["default/" + item["metadata"]["name"].get<std::string>()] = item["metadata"]["resourceVersion"];
-  return state;
-}
-
-std::map<std::string, std::string> cache_state(const kinformer::SharedInformer& informer) {
-  std::map<std::string, std::string> state;
-  for (const auto& object : informer.indexer().list())
-    state[std::string(object->key())] = std::string(object->resource_version());
-  return state;
 }
 
 std::uint16_t free_port() {
@@ -117,7 +101,7 @@ TEST_CASE("an informer over HTTP pages through 10k objects then matches the serv
     REQUIRE(r->status == 201);
   }
   CHECK(writer->connections_opened() == 1);  // 500 requests over one kept-alive connection
-  const auto expected = server_state(t.port());
+  const auto expected = server_state(t.port(), configmaps);
   REQUIRE(expected.size() == 10000);
   eventually([&] { return cache_state(*informer) == expected; },
              "the cache to equal the server's list after churn");
@@ -156,7 +140,7 @@ TEST_CASE(
                     .call("PUT", configmaps + "/cm-" + std::to_string(i),
                           configmap("cm-" + std::to_string(i), "r" + std::to_string(round)))
                     .status == 200);
-    const auto expected = server_state(t->port());
+    const auto expected = server_state(t->port(), configmaps);
     eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the restart");
     eventually(
         [&] {
@@ -171,7 +155,7 @@ TEST_CASE(
     std::system(("rm -f '" + data_file + "'*").c_str());  // the snapshot and any write-ahead log beside it
     t.emplace(options);  // an empty store whose resourceVersions start over
     REQUIRE(t->server().call("POST", configmaps, configmap("fresh")).status == 201);
-    const auto expected = server_state(t->port());
+    const auto expected = server_state(t->port(), configmaps);
     REQUIRE(expected.size() == 1);
     eventually([&] { return cache_state(*informer) == expected; },
                "the cache to converge on the new, empty server (a relist at resourceVersion \"\")");
@@ -205,7 +189,7 @@ TEST_CASE("a relist over HTTP keeps the cached object of every unchanged key and
     REQUIRE(t->server()
                 .call("PUT", configmaps + "/cm-9", configmap("cm-9", "r" + std::to_string(round)))
                 .status == 200);
-  const auto expected = server_state(t->port());
+  const auto expected = server_state(t->port(), configmaps);
   eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the relist");
   CHECK(f.seen.saw_error(Errc::gone));  // the re-watch was too old: 410, then the relist
   for (int i = 0; i < 9; ++i) {

@@ -160,6 +160,18 @@ TEST_CASE("malformed or incomplete kubeconfigs fail with a clear error and never
           std::string::npos);
     CHECK(config.error().message.find(secret) == std::string::npos);
   }
+  SECTION("base64 data with a byte outside the alphabet") {
+    // Issue 19, found by fuzz_kubeconfig: yaml-cpp's decoder read before its table on a
+    // byte >= 0x80 (SIGSEGV under ASan; garbage bytes otherwise).
+    auto file = dir.write("c.yaml",
+                          "clusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:6443\n"
+                          "    certificate-authority-data: LS0tLS1CRUdJTi\xa6\xff\x80\n"
+                          "users:\n- name: u\n  user: {}\n"
+                          "contexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n");
+    auto config = load_kubeconfig(KubeconfigOptions{{file}, ""});
+    REQUIRE_FALSE(config);
+    CHECK(config.error().message.find("is not valid base64") != std::string::npos);
+  }
   SECTION("a kubeconfig that is a list") {
     auto file = dir.write("c.yaml", "- a\n- b\n");
     CHECK_FALSE(load_kubeconfig(KubeconfigOptions{{file}, ""}));

@@ -294,8 +294,14 @@ TEST_CASE("concurrent readers always see one consistent state while one writer u
   };
   std::thread r1(reader), r2(reader);
   std::mt19937 rng(7);
-  // Enough overlap to catch a missing lock nearly every run, bounded in time.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  // Enough overlap to catch a missing lock nearly every run, bounded in time. ASan makes
+  // every access several times slower: the readers get longer to reach min_queries there.
+#if defined(__SANITIZE_ADDRESS__)
+  const auto budget = std::chrono::seconds(60);
+#else
+  const auto budget = std::chrono::seconds(5);
+#endif
+  const auto deadline = std::chrono::steady_clock::now() + budget;
   for (int w = 0; w < min_writes || queries.load() < min_queries; ++w) {
     const int i = static_cast<int>(rng() % objects);
     indexer.update(w % 2 ? red[i] : blue[i]);

@@ -62,7 +62,10 @@ TEST_CASE("labels and annotations keep document order and unescape values", "[ob
 }
 
 TEST_CASE("owner references are read with their flags", "[object][unit]") {
-  auto owners = Object::parse(full_pod).value()->owner_references();
+  // The references are views into the object: it must outlive them. (Issue 19: ASan found
+  // this test reading them after the temporary ObjectPtr had freed the object.)
+  const auto pod = Object::parse(full_pod).value();
+  auto owners = pod->owner_references();
   REQUIRE(owners.size() == 1);
   CHECK(owners[0].kind == "ReplicaSet");
   CHECK(owners[0].name == "web-7d9f8");
