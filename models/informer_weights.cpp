@@ -20,6 +20,11 @@ struct Slot {
   Shape stored_as = {};   // reshape on load (k=1 convs to 2-D, pe to 2-D); empty: keep
 };
 
+bool is_positional_table(const std::string& name) {
+  static const std::string suffix = ".position_embedding.pe";
+  return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), std::string::npos, suffix) == 0;
+}
+
 // Builds the list of every entry the config implies, in state_dict order (§4).
 std::vector<Slot> expected_slots(const InformerConfig& c, InformerWeights& w) {
   const int64_t d = c.d_model, ff = c.d_ff, ft = c.time_features();
@@ -106,6 +111,12 @@ std::shared_ptr<const InformerWeights> load_weights(const std::string& path, con
     auto it = file.find(slot.name);
     if (it == file.end()) {
       if (!slot.target) continue;  // num_batches_tracked is optional
+      // The positional table is a fixed function of D, so compact files leave it out.
+      if (is_positional_table(slot.name)) {
+        *slot.target = Tensor(slot.stored_as);
+        fill_positional_table(*slot.target);
+        continue;
+      }
       throw ModelError("weights file '" + path + "': missing tensor '" + slot.name + "' (expected shape " +
                        to_string(slot.shape) + ")");
     }
@@ -130,6 +141,16 @@ std::shared_ptr<const InformerWeights> load_weights(const std::string& path, con
   return weights;
 }
 
+void fill_positional_table(Tensor& table) {
+  const int64_t d = table.dim(1);
+  for (int64_t p = 0; p < table.dim(0); ++p)
+    for (int64_t i = 0; i < d; i += 2) {
+      const double w = std::exp(-static_cast<double>(i) * std::log(10000.0) / static_cast<double>(d));
+      table.data[static_cast<size_t>(p * d + i)] = static_cast<float>(std::sin(static_cast<double>(p) * w));
+      if (i + 1 < d) table.data[static_cast<size_t>(p * d + i + 1)] = static_cast<float>(std::cos(static_cast<double>(p) * w));
+    }
+}
+
 std::shared_ptr<const InformerWeights> random_weights(const InformerConfig& config, uint32_t seed) {
   auto weights = std::make_shared<InformerWeights>();
   std::mt19937 rng(seed);
@@ -140,13 +161,7 @@ std::shared_ptr<const InformerWeights> random_weights(const InformerConfig& conf
     const std::string& n = slot.name;
     auto ends_with = [&](const char* s) { return n.size() >= std::strlen(s) && n.compare(n.size() - std::strlen(s), std::string::npos, s) == 0; };
     if (ends_with(".pe")) {
-      const int64_t d = t.dim(1);
-      for (int64_t p = 0; p < t.dim(0); ++p)
-        for (int64_t i = 0; i < d; i += 2) {
-          const double w = std::exp(-static_cast<double>(i) * std::log(10000.0) / static_cast<double>(d));
-          t.data[static_cast<size_t>(p * d + i)] = static_cast<float>(std::sin(static_cast<double>(p) * w));
-          if (i + 1 < d) t.data[static_cast<size_t>(p * d + i + 1)] = static_cast<float>(std::cos(static_cast<double>(p) * w));
-        }
+      fill_positional_table(t);
     } else if (ends_with("running_var") || (n.find("norm") != std::string::npos && ends_with(".weight"))) {
       std::fill(t.data.begin(), t.data.end(), 1.f);
     } else if (n.find("norm") != std::string::npos) {

@@ -73,7 +73,13 @@ struct InformerWeights {
 };
 
 /// Loads and validates; throws ModelError naming a missing, extra or mis-shaped tensor.
+/// F16/BF16/F64 tensors are widened to fp32; absent positional tables are computed.
 std::shared_ptr<const InformerWeights> load_weights(const std::string& path, const InformerConfig& config);
+
+/// Fills a [max_len, D] table with the official sinusoidal positional encoding
+/// (sin on even columns, cos on odd ones). load_weights uses it for files that leave
+/// the `*.position_embedding.pe` buffers out (tools/compact_weights.py writes such files).
+void fill_positional_table(Tensor& table);
 
 /// Weights of the right names and shapes with seeded random values (uniform
 /// ±1/√fan_in, LayerNorm γ=1 β=0, BatchNorm identity stats, the sinusoid table):

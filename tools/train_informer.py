@@ -115,7 +115,7 @@ def main():
     model = ref.Informer(cfg)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate)
     loss_fn = torch.nn.MSELoss()
-    best, best_state, bad_epochs, started = math.inf, None, 0, time.time()
+    best, best_state, best_epoch, bad_epochs, started = math.inf, None, 0, 0, time.time()
     steps = len(splits["train"]) // args.batch_size
     print("config %s\nparameters %d, %d train windows, %d steps/epoch" %
           (json.dumps(cfg), sum(p.numel() for p in model.parameters()), len(splits["train"]), steps))
@@ -138,7 +138,7 @@ def main():
         print("epoch %d: train loss %.5f, val loss %.5f, %.0f s" %
               (epoch, np.mean(losses), val_loss, time.time() - t0), flush=True)
         if val_loss < best:
-            best, bad_epochs = val_loss, 0
+            best, best_epoch, bad_epochs = val_loss, epoch, 0
             best_state = {k: v.clone() for k, v in model.state_dict().items()}
         else:
             bad_epochs += 1
@@ -165,7 +165,7 @@ def main():
                    "mean": train.mean.tolist(), "std": train.std.tolist()}, f, indent=1)
     with open(args.out + ".metrics.json", "w") as f:
         json.dump({"test_mse": mse, "test_mae": mae, "test_windows": n, "epochs": epochs_run,
-                   "best_val_loss": best, "minutes": minutes, "seed": args.seed,
+                   "kept_epoch": best_epoch, "best_val_loss": best, "minutes": minutes, "seed": args.seed,
                    "threads": args.threads, "batch_size": args.batch_size,
                    "learning_rate": args.learning_rate}, f, indent=1)
 

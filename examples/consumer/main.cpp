@@ -4,8 +4,9 @@
 // over pods with one handler, reading over HTTP (kinformer::http's HttpListWatch)
 // from the embedded API server started in the same process on a free loopback port
 // (kinformer::apiserver). It creates three pods through the server, waits until the
-// handler has seen each, deletes one, waits for the delete, and prints
-// "consumer: ok" (exit 0), or why it failed (exit 1) within 10 seconds.
+// handler has seen each, deletes one, waits for the delete, prints the informer's lines of
+// a /metrics scrape (the same text MetricsServer serves) and "consumer: ok" (exit 0), or
+// why it failed (exit 1) within 10 seconds.
 // Built out of tree by tests/install/ against `cmake --install`'s prefix.
 #include <atomic>
 #include <caf/actor_system.hpp>
@@ -17,8 +18,10 @@
 #include <kinformer/actors/shared_informer.hpp>
 #include <kinformer/apiserver/server.hpp>
 #include <kinformer/runtime/http/http_list_watch.hpp>
+#include <kinformer/runtime/metrics.hpp>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -78,6 +81,17 @@ int main() {
     return std::puts("consumer: delete failed"), 1;
   if (!wait_for([&] { return deleted == 1 && informer.indexer().size() == 2; }))
     return std::puts("consumer: the delete never reached the cache"), 1;
+  // The scrape must agree with what the handler saw: 3 adds, 1 delete, 2 cached.
+  const std::string scrape = kinformer::default_registry().render();
+  std::istringstream lines(scrape);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("kinformer_", 0) == 0 && line.find("resource=\"pods\"") != std::string::npos)
+      std::printf("consumer: scrape %s\n", line.c_str());
+  for (const char* expected : {"kinformer_reflector_events_total{informer=\"pods\",resource=\"pods\",type=\"added\"} 3",
+                               "kinformer_reflector_events_total{informer=\"pods\",resource=\"pods\",type=\"deleted\"} 1",
+                               "kinformer_indexer_objects{informer=\"pods\",resource=\"pods\"} 2"})
+    if (scrape.find(expected) == std::string::npos)
+      return std::printf("consumer: the scrape lacks '%s'\n", expected), 1;
   informer.stop();
   (void)server.stop();
   std::puts("consumer: ok");

@@ -1,6 +1,8 @@
 #include "models/informer_weights.hpp"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
@@ -24,6 +26,17 @@ TEST_CASE("official state_dict names and shapes load into the layer structure", 
   CHECK(w->projection.weight.shape == models::Shape{7, 512});
   // The positional table is stored, not recomputed: row 1, column 0 is sin(1).
   CHECK(w->enc_embedding.positional.data[512] == Approx(0.841471).epsilon(1e-6));
+}
+
+TEST_CASE("the computed positional table equals the one the official code stores", "[models][weights][unit]") {
+  auto stored = models::load_weights(golden_weights(), models::InformerConfig{})->enc_embedding.positional;
+  models::Tensor computed(stored.shape);
+  models::fill_positional_table(computed);
+  double worst = 0;
+  for (size_t i = 0; i < stored.data.size(); ++i)
+    worst = std::max(worst, static_cast<double>(std::fabs(stored.data[i] - computed.data[i])));
+  INFO("largest |stored - computed| over the [5000, 512] table: " << worst);
+  CHECK(worst < 1e-3);  // torch computes it in fp32; positions up to 5000 lose a few ulps in sin/cos
 }
 
 TEST_CASE("a weights file that does not match the config names the tensor at fault", "[models][weights][unit]") {

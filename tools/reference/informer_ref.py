@@ -330,8 +330,8 @@ class Informer(nn.Module):
 
 # -- safetensors (format: u64 LE header size, JSON header, raw little-endian data) --------
 
-_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.int64: "I64"}
-_NP = {"F32": np.float32, "F64": np.float64, "I64": np.int64}
+_DTYPES = {torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.int64: "I64"}
+_NP = {"F32": np.float32, "F64": np.float64, "F16": np.float16, "I64": np.int64}
 
 
 def save_safetensors(path, tensors, metadata=None):
