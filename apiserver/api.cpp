@@ -73,7 +73,7 @@ struct Target {
 
 class RequestHandler {
  public:
-  RequestHandler(Store& store, AppliedConfigurations& applied, const ObjectLimits& limits,
+  RequestHandler(Storage& store, AppliedConfigurations& applied, const ObjectLimits& limits,
                  const HttpRequest& request, Query query)
       : store_(store), applied_(applied), limits_(limits), request_(request), query_(std::move(query)) {}
 
@@ -436,7 +436,7 @@ class RequestHandler {
     return ok_json(std::move(body));
   }
 
-  Store& store_;
+  Storage& store_;
   AppliedConfigurations& applied_;
   const ObjectLimits& limits_;
   const HttpRequest& request_;

@@ -115,7 +115,7 @@ class AppliedConfigurations {
 
 class Api {
  public:
-  Api(const ResourceRegistry& registry, Store& store, ObjectLimits limits = {})
+  Api(const ResourceRegistry& registry, Storage& store, ObjectLimits limits = {})
       : registry_(registry), store_(store), limits_(limits) {}
 
   /// `server_address` ("127.0.0.1:8080") goes into /api's serverAddressByClientCIDRs.
@@ -125,7 +125,7 @@ class Api {
   ApiReply route(const HttpRequest& request, const std::string& server_address) const;
 
   const ResourceRegistry& registry_;
-  Store& store_;
+  Storage& store_;
   ObjectLimits limits_;
   mutable AppliedConfigurations applied_;
 };
