@@ -1,9 +1,9 @@
 #include "apiserver/etcd_client.hpp"
 
-#include <mutex>
-
-#include <nlohmann/json.hpp>
 #include <yaml-cpp/binary.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
 
 namespace kinformer::apiserver {
 
@@ -50,13 +50,14 @@ class WatchSink final : public http::StreamSink {
       auto message = json::parse(pending_.begin() + static_cast<std::ptrdiff_t>(start),
                                  pending_.begin() + static_cast<std::ptrdiff_t>(newline), nullptr, false);
       start = newline + 1;
-      if (message.is_discarded()) return finish(Error{Errc::decode_failed, "etcd watch: a message is not JSON"});
+      if (message.is_discarded())
+        return finish(Error{Errc::decode_failed, "etcd watch: a message is not JSON"});
       if (!deliver(message)) return false;
     }
     pending_.erase(0, start);
     if (pending_.size() > max_message_bytes)
-      return finish(Error{Errc::decode_failed, "etcd watch: a message exceeds " +
-                                                   std::to_string(max_message_bytes) + " bytes"});
+      return finish(Error{Errc::decode_failed,
+                          "etcd watch: a message exceeds " + std::to_string(max_message_bytes) + " bytes"});
     return true;
   }
 
@@ -94,7 +95,7 @@ class WatchSink final : public http::StreamSink {
 
   EtcdClient::MessageCallback on_message_;
   EtcdClient::EndCallback on_end_;
-  std::string pending_;  // I/O thread only
+  std::string pending_;      // I/O thread only
   std::recursive_mutex mu_;  // callbacks versus cancel() (which a callback may call)
   bool cancelled_ = false;
   bool ended_ = false;
@@ -158,7 +159,8 @@ Result<json> EtcdClient::call(std::string_view path, const json& body) {
     auto& endpoint = *endpoints_[index];
     auto answer = endpoint.client->request_sync({"POST", std::string(path), text, "application/json"});
     if (!answer) {
-      last = Error{Errc::connection_failed, "etcd unavailable: " + endpoint.url + ": " + answer.error().message};
+      last =
+          Error{Errc::connection_failed, "etcd unavailable: " + endpoint.url + ": " + answer.error().message};
     } else if (answer->status == 200) {
       auto parsed = json::parse(answer->body, nullptr, false);
       if (parsed.is_discarded())
@@ -179,11 +181,13 @@ Result<json> EtcdClient::call(std::string_view path, const json& body) {
 std::unique_ptr<EtcdClient::Watch> EtcdClient::watch(const json& create_request, MessageCallback on_message,
                                                      EndCallback on_end) {
   auto& endpoint = *endpoints_[current_ % endpoints_.size()];
-  auto sink = std::make_shared<WatchSink>(std::move(on_message), [this, on_end = std::move(on_end)](Result<void> r) {
-    if (!r) current_ = (current_ + 1) % endpoints_.size();  // reconnect elsewhere
-    on_end(std::move(r));
-  });
-  http::Request request{"POST", "/v3/watch", json{{"create_request", create_request}}.dump(), "application/json"};
+  auto sink =
+      std::make_shared<WatchSink>(std::move(on_message), [this, on_end = std::move(on_end)](Result<void> r) {
+        if (!r) current_ = (current_ + 1) % endpoints_.size();  // reconnect elsewhere
+        on_end(std::move(r));
+      });
+  http::Request request{"POST", "/v3/watch", json{{"create_request", create_request}}.dump(),
+                        "application/json"};
   auto handle = endpoint.client->stream(std::move(request), sink);
   return std::make_unique<OpenWatch>(std::move(sink), std::move(handle));
 }

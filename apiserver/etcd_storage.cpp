@@ -1,9 +1,8 @@
 #include "apiserver/etcd_storage.hpp"
 
 #include <algorithm>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "apiserver/object_rules.hpp"
 #include "runtime/log.hpp"
@@ -21,7 +20,8 @@ constexpr std::int64_t range_chunk = 1000;
 
 ApiError unavailable(const Error& error) {
   if (error.message.find("timed out") != std::string::npos)
-    return ApiError{504, "Timeout", "Timeout: etcd did not answer in time: " + error.message, {}, {}, {}, {}, {}};
+    return ApiError{504, "Timeout", "Timeout: etcd did not answer in time: " + error.message, {}, {}, {},
+                    {},  {}};
   return ApiError{503, "ServiceUnavailable", error.message, {}, {}, {}, {}, {}};
 }
 
@@ -39,7 +39,8 @@ const json& first_range_kvs(const json& txn) {
 }
 
 json compare_mod(const std::string& key, std::uint64_t mod_revision) {
-  return {{"key", EtcdClient::encode(key)}, {"target", "MOD"}, {"mod_revision", std::to_string(mod_revision)}};
+  return {
+      {"key", EtcdClient::encode(key)}, {"target", "MOD"}, {"mod_revision", std::to_string(mod_revision)}};
 }
 
 bool is_terminating(const StoredObject& ns) {
@@ -51,16 +52,19 @@ bool is_terminating(const StoredObject& ns) {
 
 }  // namespace
 
-Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(const ResourceRegistry& registry, EtcdOptions options) {
+Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(const ResourceRegistry& registry,
+                                                       EtcdOptions options) {
   if (options.prefix.empty() || options.prefix.front() != '/' || options.prefix.back() == '/')
-    return Error{Errc::server_error, "--etcd-prefix must start with '/' and not end with one: \"" +
-                                         options.prefix + "\""};
-  auto client = EtcdClient::create({options.endpoints, options.request_timeout, std::chrono::milliseconds(1000)});
+    return Error{Errc::server_error,
+                 "--etcd-prefix must start with '/' and not end with one: \"" + options.prefix + "\""};
+  auto client =
+      EtcdClient::create({options.endpoints, options.request_timeout, std::chrono::milliseconds(1000)});
   if (!client) return std::move(client).error();
   auto status = client.value()->call("/v3/maintenance/status", json::object());
   if (!status) return Error{Errc::connection_failed, "cannot reach etcd: " + status.error().message};
   const auto start = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
-  std::unique_ptr<EtcdStorage> storage(new EtcdStorage(registry, std::move(options), std::move(client).value()));
+  std::unique_ptr<EtcdStorage> storage(
+      new EtcdStorage(registry, std::move(options), std::move(client).value()));
   storage->window_start_ = storage->watched_ = storage->last_event_ = start;
   storage->watch_thread_ = std::thread([s = storage.get()] { s->watch_loop(); });
   if (auto made = storage->ensure_bootstrap_namespaces(); !made) return std::move(made).error();
@@ -69,7 +73,8 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(const ResourceRegistry& r
   return storage;
 }
 
-EtcdStorage::EtcdStorage(const ResourceRegistry& registry, EtcdOptions options, std::unique_ptr<EtcdClient> client)
+EtcdStorage::EtcdStorage(const ResourceRegistry& registry, EtcdOptions options,
+                         std::unique_ptr<EtcdClient> client)
     : registry_(registry), options_(std::move(options)), client_(std::move(client)) {}
 
 EtcdStorage::~EtcdStorage() {
@@ -125,8 +130,14 @@ ApiResult<json> EtcdStorage::call(std::string_view path, const json& body) const
     case Errc::gone:
       return ApiError::expired("too old resource version: " + error.message);
     case Errc::too_large_rv:
-      return ApiError{504, "Timeout", "Too large resource version: " + error.message, {}, {}, {},
-                      {{"ResourceVersionTooLarge", "Too large resource version", ""}}, {}};
+      return ApiError{504,
+                      "Timeout",
+                      "Too large resource version: " + error.message,
+                      {},
+                      {},
+                      {},
+                      {{"ResourceVersionTooLarge", "Too large resource version", ""}},
+                      {}};
     case Errc::connection_failed:
       return unavailable(error);
     default:
@@ -162,7 +173,8 @@ std::uint64_t EtcdStorage::revision() const {
 std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
   auto now = revision();
   if (now >= wanted) return now;
-  (void)client_->call("/v3/maintenance/status", json::object());  // another server wrote it: learn the revision
+  (void)client_->call("/v3/maintenance/status",
+                      json::object());  // another server wrote it: learn the revision
   return revision();
 }
 
@@ -181,7 +193,8 @@ bool EtcdStorage::watching() const {
   return stream_open_;
 }
 
-ApiResult<StoredPtr> EtcdStorage::get(const ResourceType& type, std::string_view ns, std::string_view name) const {
+ApiResult<StoredPtr> EtcdStorage::get(const ResourceType& type, std::string_view ns,
+                                      std::string_view name) const {
   auto found = read(type, key_of(type, ns, name));
   if (!found) return std::move(found).error();
   if (!found.value()) return ApiError::not_found(type.group, type.plural, std::string(name));
@@ -214,7 +227,8 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
       if (!stored || (query.filter && !query.filter(*stored))) continue;
       if (query.limit != 0 && page.items.size() == query.limit) {
         page.last_key = page.items.back()->key;
-        page.remaining = query.filter ? 1 : static_cast<std::size_t>(std::max<std::int64_t>(1, total - scanned + 1));
+        page.remaining =
+            query.filter ? 1 : static_cast<std::size_t>(std::max<std::int64_t>(1, total - scanned + 1));
         page.revision = at;
         return page;
       }
@@ -229,8 +243,8 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
 
 // ---- writes ----
 
-ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& type, std::string_view ns, json object,
-                                                         bool dry_run, bool& retry) {
+ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& type, std::string_view ns,
+                                                         json object, bool dry_run, bool& retry) {
   retry = false;
   std::uint64_t namespace_revision = 0;
   std::string namespace_key;
@@ -240,9 +254,9 @@ ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& typ
     if (!found) return std::move(found).error();
     if (!found.value()) return ApiError::not_found("", "namespaces", std::string(ns));
     if (is_terminating(*found.value()))
-      return ApiError::forbidden(type.group, type.plural, object["metadata"].value("name", ""),
-                                 "unable to create new content in namespace " + std::string(ns) +
-                                     " because it is being terminated");
+      return ApiError::forbidden(
+          type.group, type.plural, object["metadata"].value("name", ""),
+          "unable to create new content in namespace " + std::string(ns) + " because it is being terminated");
     namespace_revision = found.value()->resource_version;
     return std::nullopt;
   };
@@ -259,12 +273,15 @@ ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& typ
     return WriteResult{make_stored(type, object), true};
   }
   object["metadata"].erase("resourceVersion");
-  json compare = json::array({{{"key", EtcdClient::encode(key)}, {"target", "CREATE"}, {"create_revision", "0"}}});
+  json compare =
+      json::array({{{"key", EtcdClient::encode(key)}, {"target", "CREATE"}, {"create_revision", "0"}}});
   if (namespace_revision != 0) compare.push_back(compare_mod(namespace_key, namespace_revision));
-  json txn = {{"compare", compare},
-              {"success", json::array({{{"request_put", {{"key", EtcdClient::encode(key)},
-                                                         {"value", EtcdClient::encode(object.dump())}}}}})},
-              {"failure", json::array({{{"request_range", {{"key", EtcdClient::encode(key)}}}}})}};
+  json txn = {
+      {"compare", compare},
+      {"success",
+       json::array({{{"request_put",
+                      {{"key", EtcdClient::encode(key)}, {"value", EtcdClient::encode(object.dump())}}}}})},
+      {"failure", json::array({{{"request_range", {{"key", EtcdClient::encode(key)}}}}})}};
   auto answer = call("/v3/kv/txn", txn);
   if (!answer) return std::move(answer).error();
   if (!succeeded(*answer)) {
@@ -272,12 +289,13 @@ ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& typ
     retry = true;  // the namespace changed meanwhile (e.g. it is being deleted): check it again
     return ApiError::conflict(type.group, type.plural, name, "the namespace changed during the create");
   }
-  object["metadata"]["resourceVersion"] = std::to_string(EtcdClient::number(answer->at("header"), "revision"));
+  object["metadata"]["resourceVersion"] =
+      std::to_string(EtcdClient::number(answer->at("header"), "revision"));
   return WriteResult{make_stored(type, object), true};
 }
 
-ApiResult<Storage::WriteResult> EtcdStorage::create(const ResourceType& type, std::string_view ns, json object,
-                                                    bool dry_run) {
+ApiResult<Storage::WriteResult> EtcdStorage::create(const ResourceType& type, std::string_view ns,
+                                                    json object, bool dry_run) {
   for (int attempt = 0; attempt < max_write_attempts; ++attempt) {
     bool retry = false;
     auto result = create_once(type, ns, object, dry_run, retry);
@@ -286,8 +304,9 @@ ApiResult<Storage::WriteResult> EtcdStorage::create(const ResourceType& type, st
   return ApiError::conflict(type.group, type.plural, "", "the namespace kept changing during the create");
 }
 
-ApiResult<Storage::WriteResult> EtcdStorage::write(const ResourceType& type, std::string_view ns, std::string_view name,
-                                                   const Mutation& mutation, bool create_if_absent, bool dry_run) {
+ApiResult<Storage::WriteResult> EtcdStorage::write(const ResourceType& type, std::string_view ns,
+                                                   std::string_view name, const Mutation& mutation,
+                                                   bool create_if_absent, bool dry_run) {
   const std::string key = key_of(type, ns, name);
   for (int attempt = 0; attempt < max_write_attempts; ++attempt) {
     auto current = read(type, key);
@@ -314,17 +333,21 @@ ApiResult<Storage::WriteResult> EtcdStorage::write(const ResourceType& type, std
       return WriteResult{make_stored(type, after), false};
     }
     after["metadata"].erase("resourceVersion");
-    json txn = {{"compare", json::array({compare_mod(key, existing->resource_version)})},
-                {"success", json::array({{{"request_put", {{"key", EtcdClient::encode(key)},
-                                                           {"value", EtcdClient::encode(after.dump())}}}}})}};
+    json txn = {
+        {"compare", json::array({compare_mod(key, existing->resource_version)})},
+        {"success",
+         json::array({{{"request_put",
+                        {{"key", EtcdClient::encode(key)}, {"value", EtcdClient::encode(after.dump())}}}}})}};
     auto answer = call("/v3/kv/txn", txn);
     if (!answer) return std::move(answer).error();
     if (!succeeded(*answer)) continue;  // another writer won: compute again on its result
-    after["metadata"]["resourceVersion"] = std::to_string(EtcdClient::number(answer->at("header"), "revision"));
+    after["metadata"]["resourceVersion"] =
+        std::to_string(EtcdClient::number(answer->at("header"), "revision"));
     return WriteResult{make_stored(type, after), false};
   }
-  return ApiError::conflict(type.group, type.plural, std::string(name),
-                            "the object kept changing; please apply your changes to the latest version and try again");
+  return ApiError::conflict(
+      type.group, type.plural, std::string(name),
+      "the object kept changing; please apply your changes to the latest version and try again");
 }
 
 ApiResult<StoredPtr> EtcdStorage::delete_one(const ResourceType& type, const StoredPtr& current) {
@@ -333,7 +356,8 @@ ApiResult<StoredPtr> EtcdStorage::delete_one(const ResourceType& type, const Sto
               {"success", json::array({{{"request_delete_range", {{"key", EtcdClient::encode(key)}}}}})}};
   auto answer = call("/v3/kv/txn", txn);
   if (!answer) return std::move(answer).error();
-  if (!succeeded(*answer)) return ApiError::conflict(type.group, type.plural, current->name, "changed meanwhile");
+  if (!succeeded(*answer))
+    return ApiError::conflict(type.group, type.plural, current->name, "changed meanwhile");
   json last = json::parse(current->json);
   last["metadata"]["resourceVersion"] = std::to_string(EtcdClient::number(answer->at("header"), "revision"));
   return make_stored(type, last);
@@ -385,15 +409,16 @@ ApiResult<StoredPtr> EtcdStorage::remove(const ResourceType& type, std::string_v
     auto gone = delete_one(type, existing);
     if (gone || gone.error().reason != "Conflict") return gone;
   }
-  return ApiError::conflict(type.group, type.plural, std::string(name), "the object kept changing during the delete");
+  return ApiError::conflict(type.group, type.plural, std::string(name),
+                            "the object kept changing during the delete");
 }
 
 Result<void> EtcdStorage::ensure_bootstrap_namespaces() {
   for (const char* name : {"default", "kube-system", "kube-public"}) {
     auto made = create(*registry_.namespaces(), "", json{{"metadata", {{"name", name}}}}, false);
     if (!made && made.error().reason != "AlreadyExists")
-      return Error{Errc::connection_failed, "cannot create namespace " + std::string(name) + " in etcd: " +
-                                                made.error().message};
+      return Error{Errc::connection_failed,
+                   "cannot create namespace " + std::string(name) + " in etcd: " + made.error().message};
   }
   return {};
 }
@@ -479,7 +504,8 @@ void EtcdStorage::on_watch_message(const json& message) {
       auto object = stored_from(*type, kv, mod);
       if (!object) continue;
       const bool added = EtcdClient::number(kv, "create_revision") == mod;
-      fresh.push_back(make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
+      fresh.push_back(
+          make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
     }
   }
   std::vector<std::function<void()>> wake;
@@ -497,7 +523,8 @@ void EtcdStorage::on_watch_message(const json& message) {
     }
     watched_ = std::max(watched_, last_event_);
     if (fresh.empty() && message.contains("header") && !message.value("created", false))
-      watched_ = std::max<std::uint64_t>(watched_, EtcdClient::number(message["header"], "revision"));  // progress
+      watched_ =
+          std::max<std::uint64_t>(watched_, EtcdClient::number(message["header"], "revision"));  // progress
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       if (it->second.first < last_event_) {
         wake.push_back(std::move(it->second.second));
@@ -524,7 +551,8 @@ void EtcdStorage::watch_loop() {
       lock.lock();
       if (status) {
         std::vector<std::function<void()>> wake;
-        drop_window_locked(static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision")), wake);
+        drop_window_locked(static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision")),
+                           wake);
         resync_ = false;
         lock.unlock();
         for (auto& w : wake) w();
@@ -536,19 +564,20 @@ void EtcdStorage::watch_loop() {
     stream_open_ = false;
     lock.unlock();
     const std::string range = options_.prefix + "/";
-    auto watch = client_->watch({{"key", EtcdClient::encode(range)},
-                                 {"range_end", EtcdClient::encode(EtcdClient::prefix_end(range))},
-                                 {"start_revision", std::to_string(from)},
-                                 {"prev_kv", true},
-                                 {"progress_notify", true}},
-                                [this](const json& message) { on_watch_message(message); },
-                                [this](Result<void> result) {
-                                  std::lock_guard l(mu_);
-                                  if (!result && !stopping_ && stream_open_)  // once per outage
-                                    log::warn("apiserver", "etcd watch ended", {{"error", result.error().message}});
-                                  stream_ended_ = true;
-                                  changed_.notify_all();
-                                });
+    auto watch = client_->watch(
+        {{"key", EtcdClient::encode(range)},
+         {"range_end", EtcdClient::encode(EtcdClient::prefix_end(range))},
+         {"start_revision", std::to_string(from)},
+         {"prev_kv", true},
+         {"progress_notify", true}},
+        [this](const json& message) { on_watch_message(message); },
+        [this](Result<void> result) {
+          std::lock_guard l(mu_);
+          if (!result && !stopping_ && stream_open_)  // once per outage
+            log::warn("apiserver", "etcd watch ended", {{"error", result.error().message}});
+          stream_ended_ = true;
+          changed_.notify_all();
+        });
     lock.lock();
     // Until the stream ends (or the grace runs out while it never opened).
     while (!stopping_ && !stream_ended_) {

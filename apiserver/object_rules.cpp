@@ -3,9 +3,8 @@
 #include <chrono>
 #include <ctime>
 #include <mutex>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "runtime/selector.hpp"
 
@@ -39,8 +38,8 @@ std::string new_uid() {
   for (int i = 0; i < 32; ++i) {
     if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
     auto nibble = random_number() & 0xf;
-    if (i == 12) nibble = 4;                    // version 4
-    if (i == 16) nibble = 8 | (nibble & 0x3);   // RFC 4122 variant
+    if (i == 12) nibble = 4;                   // version 4
+    if (i == 16) nibble = 8 | (nibble & 0x3);  // RFC 4122 variant
     out += hex[nibble];
   }
   return out;
@@ -67,18 +66,22 @@ std::optional<ApiError> validate_metadata(const ResourceType& type, const json& 
     if (object.is_object() && object.contains("metadata") && object["metadata"].is_object() &&
         object["metadata"].contains("name") && object["metadata"]["name"].is_string())
       name = object["metadata"]["name"].get<std::string>();
-    return ApiError::invalid(type.group, type.kind, name, {{"FieldValueInvalid", std::move(message), std::move(field)}});
+    return ApiError::invalid(type.group, type.kind, name,
+                             {{"FieldValueInvalid", std::move(message), std::move(field)}});
   };
   if (!object.is_object()) return ApiError::bad_request("the object must be a JSON object");
   auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return invalid("metadata", "Required value: metadata must be an object");
+  if (meta == object.end() || !meta->is_object())
+    return invalid("metadata", "Required value: metadata must be an object");
   for (const char* map_field : {"labels", "annotations"}) {
     auto m = meta->find(map_field);
     if (m == meta->end() || m->is_null()) continue;
-    if (!m->is_object()) return invalid(std::string("metadata.") + map_field, "Invalid value: must be a map of strings");
+    if (!m->is_object())
+      return invalid(std::string("metadata.") + map_field, "Invalid value: must be a map of strings");
     for (auto it = m->begin(); it != m->end(); ++it)
       if (!it.value().is_string())
-        return invalid(std::string("metadata.") + map_field + "." + it.key(), "Invalid value: must be a string");
+        return invalid(std::string("metadata.") + map_field + "." + it.key(),
+                       "Invalid value: must be a string");
   }
   if (auto labels = meta->find("labels"); labels != meta->end() && labels->is_object()) {
     for (auto it = labels->begin(); it != labels->end(); ++it) {
@@ -112,8 +115,9 @@ std::optional<ApiError> prepare_create(const ResourceType& type, std::string_vie
   if (name.empty()) {
     std::string prefix = meta.value("generateName", "");
     if (prefix.empty())
-      return ApiError::invalid(type.group, type.kind, "",
-                               {{"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"}});
+      return ApiError::invalid(
+          type.group, type.kind, "",
+          {{"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"}});
     for (int attempt = 0; attempt < 8 && name.empty(); ++attempt) {
       auto candidate = prefix + random_suffix();
       if (!taken(object_key(type.namespaced ? ns : "", candidate))) name = candidate;
@@ -123,13 +127,14 @@ std::optional<ApiError> prepare_create(const ResourceType& type, std::string_vie
   }
   bool valid = type.namespaced ? is_dns_subdomain(name) : is_dns_label(name);
   if (!valid)
-    return ApiError::invalid(type.group, type.kind, name,
-                             {{"FieldValueInvalid",
-                               "Invalid value: \"" + name + "\": a lowercase RFC 1123 " +
-                                   (type.namespaced ? "subdomain" : "label") +
-                                   " must consist of lower case alphanumeric characters, '-' or '.', and must "
-                                   "start and end with an alphanumeric character",
-                               "metadata.name"}});
+    return ApiError::invalid(
+        type.group, type.kind, name,
+        {{"FieldValueInvalid",
+          "Invalid value: \"" + name + "\": a lowercase RFC 1123 " +
+              (type.namespaced ? "subdomain" : "label") +
+              " must consist of lower case alphanumeric characters, '-' or '.', and must "
+              "start and end with an alphanumeric character",
+          "metadata.name"}});
   auto key = object_key(type.namespaced ? ns : "", name);
   if (taken(key)) return ApiError::already_exists(type.group, type.plural, name);
 
@@ -152,17 +157,24 @@ ApiResult<bool> prepare_update(const ResourceType& type, const StoredObject& cur
   auto current_rv = std::to_string(current.resource_version);
   auto wanted_rv = meta.value("resourceVersion", "");
   if (!wanted_rv.empty() && wanted_rv != current_rv)
-    return ApiError::conflict(type.group, type.plural, current.name,
-                              "the object has been modified; please apply your changes to the latest version and try again");
+    return ApiError::conflict(
+        type.group, type.plural, current.name,
+        "the object has been modified; please apply your changes to the latest version and try again");
   if (meta.contains("name") && meta["name"] != current.name)
     return ApiError::bad_request("the name of the object (" + meta.value("name", "") +
                                  ") does not match the name on the URL (" + current.name + ")");
   // Server-owned metadata survives every update.
   const auto& old_meta = before["metadata"];
   meta["name"] = current.name;
-  if (type.namespaced) meta["namespace"] = current.namespace_name; else meta.erase("namespace");
+  if (type.namespaced)
+    meta["namespace"] = current.namespace_name;
+  else
+    meta.erase("namespace");
   for (const char* owned : {"uid", "creationTimestamp", "generation", "deletionTimestamp"}) {
-    if (old_meta.contains(owned)) meta[owned] = old_meta[owned]; else meta.erase(owned);
+    if (old_meta.contains(owned))
+      meta[owned] = old_meta[owned];
+    else
+      meta.erase(owned);
   }
   meta.erase("managedFields");
   after["kind"] = type.kind;
@@ -174,7 +186,8 @@ ApiResult<bool> prepare_update(const ResourceType& type, const StoredObject& cur
   return true;
 }
 
-std::optional<ApiError> deletion_refused(const ResourceType& type, bool is_namespace, const StoredObject& current,
+std::optional<ApiError> deletion_refused(const ResourceType& type, bool is_namespace,
+                                         const StoredObject& current,
                                          const Storage::Preconditions& preconditions) {
   if (!preconditions.uid.empty() && preconditions.uid != current.uid)
     return ApiError::conflict(type.group, type.plural, current.name,
@@ -182,15 +195,20 @@ std::optional<ApiError> deletion_refused(const ResourceType& type, bool is_names
                                   ", UID in object meta: " + current.uid);
   if (!preconditions.resource_version.empty() &&
       preconditions.resource_version != std::to_string(current.resource_version))
-    return ApiError::conflict(type.group, type.plural, current.name,
-                              "Precondition failed: ResourceVersion in precondition: " +
-                                  preconditions.resource_version + ", ResourceVersion in object meta: " +
-                                  std::to_string(current.resource_version));
+    return ApiError::conflict(
+        type.group, type.plural, current.name,
+        "Precondition failed: ResourceVersion in precondition: " + preconditions.resource_version +
+            ", ResourceVersion in object meta: " + std::to_string(current.resource_version));
   if (is_namespace &&
       (current.name == "default" || current.name == "kube-system" || current.name == "kube-public"))
-    return ApiError{403, "Forbidden",
+    return ApiError{403,
+                    "Forbidden",
                     "namespaces \"" + current.name + "\" is forbidden: this namespace may not be deleted",
-                    current.name, "", "namespaces", {}, {}};
+                    current.name,
+                    "",
+                    "namespaces",
+                    {},
+                    {}};
   return std::nullopt;
 }
 

@@ -3,8 +3,9 @@
 #include <atomic>
 #include <cassert>
 #include <cstdlib>
-
 #include <nlohmann/json.hpp>
+
+#include "runtime/key.hpp"
 
 namespace kinformer::apiserver {
 
@@ -35,9 +36,7 @@ std::string field_value(const json& object, const std::string& path) {
 
 }  // namespace
 
-std::string object_key(std::string_view ns, std::string_view name) {
-  return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
-}
+std::string object_key(std::string_view ns, std::string_view name) { return make_key(ns, name); }
 
 StoredPtr make_stored(const ResourceType& type, const json& object) {
   auto out = std::make_shared<StoredObject>();
@@ -56,7 +55,8 @@ StoredPtr make_stored(const ResourceType& type, const json& object) {
   if (type.namespaced) out->fields["metadata.namespace"] = out->namespace_name;
   for (const auto& path : type.selectable_fields)
     // events' "source" selects on source.component (kube-apiserver's event field set)
-    out->fields[path] = path == "source" ? field_value(object, "source.component") : field_value(object, path);
+    out->fields[path] =
+        path == "source" ? field_value(object, "source.component") : field_value(object, path);
   // apiVersion and kind first, so that a list item (which omits them, §A3) is a
   // suffix of this text and lists share it instead of re-rendering every object.
   auto& text = out->json;

@@ -4,14 +4,12 @@
 // everything resumes when it returns. The test starts its own etcd.
 #include <signal.h>
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/apiserver/kinformer_process.hpp"
 #include "tests/apiserver/loopback_http.hpp"
@@ -24,7 +22,8 @@ namespace {
 using nlohmann::json;
 
 std::string configmap(const std::string& name) {
-  return json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}}
+  return json{
+      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}}
       .dump();
 }
 

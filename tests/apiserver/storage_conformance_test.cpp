@@ -3,18 +3,17 @@
 // test starts itself (tests/support/etcd_process.hpp) — so the two cannot drift.
 // The etcd-only tests at the end cover what memory has no counterpart for: two
 // servers on one etcd, and etcd going away and coming back.
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "apiserver/etcd_storage.hpp"
 #include "apiserver/store.hpp"
@@ -42,7 +41,7 @@ std::string fresh_prefix() {
 }
 
 Result<std::unique_ptr<EtcdStorage>> open_etcd(const ResourceRegistry& registry, const std::string& endpoint,
-                                                const std::string& prefix) {
+                                               const std::string& prefix) {
   EtcdOptions options;
   options.endpoints = {endpoint};
   options.prefix = prefix;
@@ -68,14 +67,16 @@ struct Backend {
   }
 
   ApiResult<Storage::WriteResult> create(const std::string& ns, const std::string& name, Labels labels = {}) {
-    json object = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
+    json object = {
+        {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
     if (!labels.empty()) object["metadata"]["labels"] = labels;
     return storage->create(configmaps, ns, object, false);
   }
 
   /// Sets data.k; with `rv`, as a precondition (metadata.resourceVersion of the update).
-  ApiResult<Storage::WriteResult> set_data(const std::string& ns, const std::string& name, const std::string& value,
-                                           const std::string& rv = "", Labels labels = {}) {
+  ApiResult<Storage::WriteResult> set_data(const std::string& ns, const std::string& name,
+                                           const std::string& value, const std::string& rv = "",
+                                           Labels labels = {}) {
     return storage->write(
         configmaps, ns, name,
         [&](const json* current) -> ApiResult<json> {
@@ -88,7 +89,9 @@ struct Backend {
         false, false);
   }
 
-  static std::string data_of(const StoredPtr& object) { return json::parse(object->json)["data"].value("k", ""); }
+  static std::string data_of(const StoredPtr& object) {
+    return json::parse(object->json)["data"].value("k", "");
+  }
 
   std::vector<std::string> events_since(std::uint64_t rv) {
     std::vector<EventPtr> events;
@@ -151,9 +154,12 @@ WatchOptions watch_from(std::uint64_t rv) {
   return options;
 }
 
-std::string at(const StoredPtr& object) { return object->name + "@" + std::to_string(object->resource_version); }
+std::string at(const StoredPtr& object) {
+  return object->name + "@" + std::to_string(object->resource_version);
+}
 
-TEST_CASE("A storage creates an object once and refuses the same name again", "[storage][item-16][integration]") {
+TEST_CASE("A storage creates an object once and refuses the same name again",
+          "[storage][item-16][integration]") {
   const std::string kind = GENERATE(as<std::string>{}, "memory", "etcd");
   INFO("storage: " << kind);
   Backend b(kind);
@@ -212,13 +218,16 @@ TEST_CASE("A storage update with a stale resourceVersion is a Conflict and a no-
   CHECK(missing.error().code == 404);
   auto applied = b.storage->write(
       b.configmaps, "default", "zz",
-      [](const json*) -> ApiResult<json> { return json{{"metadata", {{"name", "zz"}}}, {"data", {{"k", "z"}}}}; },
+      [](const json*) -> ApiResult<json> {
+        return json{{"metadata", {{"name", "zz"}}}, {"data", {{"k", "z"}}}};
+      },
       true, false);
   REQUIRE(applied);
   CHECK(applied->created);
 }
 
-TEST_CASE("A storage delete returns the last state at the deletion's resourceVersion", "[storage][item-16][integration]") {
+TEST_CASE("A storage delete returns the last state at the deletion's resourceVersion",
+          "[storage][item-16][integration]") {
   const std::string kind = GENERATE(as<std::string>{}, "memory", "etcd");
   INFO("storage: " << kind);
   Backend b(kind);
@@ -243,7 +252,8 @@ TEST_CASE("A storage delete returns the last state at the deletion's resourceVer
   CHECK(twice.error().code == 404);
 }
 
-TEST_CASE("A storage list pages with limit and continue from one snapshot", "[storage][item-16][integration]") {
+TEST_CASE("A storage list pages with limit and continue from one snapshot",
+          "[storage][item-16][integration]") {
   const std::string kind = GENERATE(as<std::string>{}, "memory", "etcd");
   INFO("storage: " << kind);
   Backend b(kind);
@@ -397,7 +407,8 @@ TEST_CASE("A storage list and watch filter by label and field selectors", "[stor
   watch->stop();
 }
 
-TEST_CASE("Deleting a namespace deletes its objects first with one event each", "[storage][item-16][integration]") {
+TEST_CASE("Deleting a namespace deletes its objects first with one event each",
+          "[storage][item-16][integration]") {
   const std::string kind = GENERATE(as<std::string>{}, "memory", "etcd");
   INFO("storage: " << kind);
   Backend b(kind);
@@ -449,7 +460,8 @@ void watch_sees_create(StoreListWatch& source, Storage& writer, const ResourceTy
   watch->stop();
 }
 
-TEST_CASE("Two etcd storages on one etcd see each other's writes and watch them", "[storage][item-16][integration]") {
+TEST_CASE("Two etcd storages on one etcd see each other's writes and watch them",
+          "[storage][item-16][integration]") {
   auto& etcd = shared_etcd();
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
   const auto prefix = fresh_prefix();
@@ -516,7 +528,8 @@ TEST_CASE("The etcd storage answers 503 while etcd is down and loses no acknowle
   REQUIRE(etcd.start());
   eventually([&] { return static_cast<bool>(storage->get(configmaps, "default", "kept")); },
              "reads to work again once etcd is back");
-  CHECK(storage->get(configmaps, "default", "kept").value()->resource_version == kept->object->resource_version);
+  CHECK(storage->get(configmaps, "default", "kept").value()->resource_version ==
+        kept->object->resource_version);
   object["metadata"]["name"] = "after";
   auto after = storage->create(configmaps, "default", object, false);
   REQUIRE(after);

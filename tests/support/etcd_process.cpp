@@ -29,7 +29,8 @@ std::uint16_t free_loopback_port() {
   return port;
 }
 
-EtcdProcess::EtcdProcess(std::chrono::milliseconds progress_interval) : progress_interval_(progress_interval) {
+EtcdProcess::EtcdProcess(std::chrono::milliseconds progress_interval)
+    : progress_interval_(progress_interval) {
   char pattern[] = "/tmp/kinformer-etcd-XXXXXX";
   if (::mkdtemp(pattern) == nullptr) return;
   data_dir_ = pattern;
@@ -50,7 +51,8 @@ EtcdProcess::~EtcdProcess() {
 std::string EtcdProcess::endpoint() const { return "http://127.0.0.1:" + std::to_string(client_port_); }
 
 std::string EtcdProcess::log() const {
-  return process_ ? process_->err().substr(0, 4000) : std::string("etcd was not started (no temp dir or port)");
+  return process_ ? process_->err().substr(0, 4000)
+                  : std::string("etcd was not started (no temp dir or port)");
 }
 
 bool EtcdProcess::start() {
@@ -60,8 +62,8 @@ bool EtcdProcess::start() {
   const std::string log_base = data_dir_ + "/etcd-" + std::to_string(++generation_);
   process_ = std::make_unique<ChildProcess>(
       "/usr/bin/etcd",
-      std::vector<std::string>{"--name", "test", "--data-dir", data_dir_ + "/data", "--listen-client-urls", client,
-                               "--advertise-client-urls", client, "--listen-peer-urls", peer,
+      std::vector<std::string>{"--name", "test", "--data-dir", data_dir_ + "/data", "--listen-client-urls",
+                               client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
                                "--initial-advertise-peer-urls", peer, "--initial-cluster", "test=" + peer,
                                "--experimental-watch-progress-notify-interval",
                                std::to_string(progress_interval_.count()) + "ms"},
