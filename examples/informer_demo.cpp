@@ -13,19 +13,18 @@
 //
 //   build/bin/informer_demo
 #include <atomic>
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
 #include <chrono>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
-
-#include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
-#include <nlohmann/json.hpp>
 
 #include "actors/errors.hpp"
 #include "actors/shared_informer.hpp"

@@ -111,8 +111,6 @@ EttTable read_ett_csv(const std::string& path) {
   return table;
 }
 
-namespace {
-
 // Official borders (§6): 12/4/4 "months" of 30 days, ×4 rows per hour for ETTm.
 std::pair<int64_t, int64_t> split_rows(const EttTable& table, EttSplit split, int seq_len) {
   const int64_t month = 30 * 24 * (table.quarter_hourly ? 4 : 1);
@@ -123,8 +121,6 @@ std::pair<int64_t, int64_t> split_rows(const EttTable& table, EttSplit split, in
     throw ModelError("ETT table has " + std::to_string(table.rows()) + " rows; the split needs " + std::to_string(end[i]));
   return {begin[i], end[i]};
 }
-
-}  // namespace
 
 void train_statistics(const EttTable& table, const std::vector<int>& columns, std::vector<double>& mean,
                       std::vector<double>& std_dev) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/tensor.hpp"
@@ -50,6 +51,11 @@ struct EttScaler {
 EttScaler read_ett_scaler(const std::string& path);
 
 enum class EttSplit { train, val, test };
+
+/// The split's rows [first, end) of the table, the official borders (§6); val and
+/// test start seq_len rows early so that their first window ends at the border.
+/// Throws ModelError when the table is too short.
+std::pair<int64_t, int64_t> split_rows(const EttTable& table, EttSplit split, int seq_len);
 
 struct EttWindows {
   std::vector<float> scaled;  // [split rows, C] scaled input columns
