@@ -606,8 +606,11 @@ void EtcdStorage::watch_loop() {
     if (!window_failed && clock::now() - down_since > options_.watch_failure_grace) {
       // etcd has been away too long: watchers get 410 and relist rather than wait silently.
       std::vector<std::function<void()>> wake;
+      // Any revision a client was handed (a write's answer may beat its watch event)
+      // is below the new window, so no watcher stays parked at it.
+      const auto handed_out = std::max<std::uint64_t>(watched_, client_->last_revision());
       drop_window_locked(watched_, wake);
-      window_start_ = watched_ + 1;  // a watcher caught up at watched_ gets its 410 too
+      window_start_ = handed_out + 1;
       window_failed = true;
       lock.unlock();
       for (auto& w : wake) w();

@@ -113,6 +113,7 @@ TEST_CASE("An API server on etcd answers 503 or 504 while etcd is away and resum
   CHECK(status["code"] == refused.status);
   // The watcher is not left silent: it gets a 410 ERROR event and the stream ends.
   auto line = watch.next_line(std::chrono::seconds(15));
+  INFO("the server's log: " << server.process.stderr_text());
   REQUIRE(line);
   auto event = json::parse(*line);
   CHECK(event["type"] == "ERROR");
