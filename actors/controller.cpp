@@ -1,7 +1,7 @@
 #include "actors/controller.hpp"
 
 #include <algorithm>
-#include <iostream>
+#include <chrono>
 #include <utility>
 
 #include <caf/actor_cast.hpp>
@@ -14,6 +14,7 @@
 
 #include "actors/errors.hpp"
 #include "actors/every_actor.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::actors {
 
@@ -120,7 +121,9 @@ struct ControllerState {
     popping = false;
     if (!batch.empty()) {
       auto out = std::make_shared<NotificationBatch>();
+      const auto started = std::chrono::steady_clock::now();
       for (const auto& popped : batch) applier->apply(popped, out->items);
+      note_applied(started, out->items.size());
       credit -= std::min(credit, batch.size());
       options.status->notifications += out->items.size();
       send_over(self, options.downstream, notify_atom::value, NotificationBatchPtr{std::move(out)},
@@ -141,9 +144,20 @@ struct ControllerState {
     popping = false;
     done = true;
     if (err != Errc::fifo_closed && err != caf::sec::request_receiver_down)
-      std::cerr << "kinformer controller: pop failed: " << from_caf_error(err).to_string() << "\n";
+      log::error("controller", "pop failed, draining",
+                 {{"informer", options.metrics ? options.metrics->informer() : std::string()},
+                  {"resource", options.metrics ? options.metrics->resource() : std::string()},
+                  {"error", from_caf_error(err).to_string()}});
     send_over(self, options.downstream, drain_atom::value);
     self->quit();
+  }
+
+  void note_applied(std::chrono::steady_clock::time_point started, std::size_t notifications) const {
+    if (!options.metrics) return;
+    options.metrics->controller_batches.inc();
+    options.metrics->apply_seconds.observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    options.metrics->notifications.inc(static_cast<double>(notifications));
   }
 
   void add_credit(Self self, std::size_t n) {

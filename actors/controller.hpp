@@ -25,6 +25,7 @@
 //   * When the FIFO reports it is closed and drained (or is gone), the Controller
 //     sends `drain` to the Processor and quits.
 // Threading: the Indexer's only writer.
+// Logs (runtime/log.hpp, component "controller"): a pop that failed other than by shutdown.
 #pragma once
 
 #include <cstddef>
@@ -40,6 +41,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/delta_fifo.hpp"
+#include "actors/informer_metrics.hpp"
 #include "actors/notification.hpp"
 #include "actors/processor.hpp"
 #include "actors/registration.hpp"
@@ -83,6 +85,8 @@ struct ControllerOptions {
   Decoder decoder;
   std::size_t max_batch = 256;  // keys per pop
   std::shared_ptr<InformerStatus> status = std::make_shared<InformerStatus>();
+  /// Batches, apply latency, notifications (actors/informer_metrics.hpp); null = none.
+  InformerMetricsPtr metrics;
 };
 
 /// Spawns the Controller; it introduces itself to the downstream Processor and

@@ -28,11 +28,13 @@ struct FifoState {
   std::deque<ParkedPop> parked;    // pops that found the queue empty, oldest first
   bool answered_synced = false;    // a pop has been answered since the FIFO became synced
   std::size_t dropped_events = 0;  // watch events the transformer rejected
+  InformerMetricsPtr metrics;      // null = none
 
   using Self = DeltaFIFOActor::stateful_pointer<FifoState>;
 
   caf::result<std::size_t> replace(Self self, const ListSnapshot& list) {
     auto done = fifo.replace(list.items, list.resource_version);
+    if (done && metrics) metrics->fifo_adds.inc(static_cast<double>(list.items.size()));
     wake(self);
     if (!done) return to_caf_error(done.error());
     return fifo.size();
@@ -53,6 +55,8 @@ struct FifoState {
           break;
       }
       if (!done) ++dropped_events;  // client-go logs and drops the event (§7.10)
+      else if (metrics)
+        metrics->fifo_adds.inc();
     }
     wake(self);
     return fifo.size();
@@ -87,6 +91,7 @@ struct FifoState {
           parked.front().promise.deliver(to_caf_error(batch.error()));
         } else {
           auto popped = std::make_shared<PoppedBatch>(std::move(batch).value());
+          if (metrics) metrics->fifo_pops.inc(static_cast<double>(popped->size()));
           detail::handing_over();
           parked.front().promise.deliver(PoppedBatchPtr{std::move(popped)});
         }
@@ -103,13 +108,15 @@ struct FifoState {
       }
       parked.pop_front();
     }
+    if (metrics) metrics->fifo_depth.set(static_cast<double>(fifo.size()));
     if (fifo.is_closed() && fifo.empty()) self->quit();
   }
 };
 
 DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoState> self,
-                                         DeltaFIFOOptions options) {
+                                         DeltaFIFOOptions options, InformerMetricsPtr metrics) {
   self->state.fifo = DeltaFIFO(std::move(options));
+  self->state.metrics = std::move(metrics);
   // Linked peers stopping on purpose do not end the FIFO: stop() drains it.
   self->set_exit_handler(ignore_graceful_exits(self));
   return {
@@ -125,8 +132,9 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
 
 }  // namespace
 
-DeltaFIFOActor spawn_delta_fifo(caf::actor_system& system, DeltaFIFOOptions options) {
-  return system.spawn(delta_fifo, std::move(options));
+DeltaFIFOActor spawn_delta_fifo(caf::actor_system& system, DeltaFIFOOptions options,
+                                InformerMetricsPtr metrics) {
+  return system.spawn(delta_fifo, std::move(options), std::move(metrics));
 }
 
 }  // namespace kinformer::actors

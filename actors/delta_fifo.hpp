@@ -26,6 +26,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/atoms.hpp"
+#include "actors/informer_metrics.hpp"
 #include "actors/messages.hpp"
 
 namespace kinformer::actors {
@@ -39,7 +40,9 @@ using DeltaFIFOActor = caf::typed_actor<
     caf::replies_to<depth_atom>::with<std::size_t>,  // what a paused producer polls
     caf::reacts_to<shutdown_atom>>;
 
-/// Spawns the actor around a DeltaFIFO built with `options`.
-DeltaFIFOActor spawn_delta_fifo(caf::actor_system& system, DeltaFIFOOptions options);
+/// Spawns the actor around a DeltaFIFO built with `options`; `metrics` (optional)
+/// gets its depth, adds and pops (actors/informer_metrics.hpp).
+DeltaFIFOActor spawn_delta_fifo(caf::actor_system& system, DeltaFIFOOptions options,
+                                InformerMetricsPtr metrics = nullptr);
 
 }  // namespace kinformer::actors

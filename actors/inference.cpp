@@ -1,6 +1,5 @@
 #include "actors/inference.hpp"
 
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +22,7 @@
 #include "models/informer_weights.hpp"
 #include "models/model_error.hpp"
 #include "models/openmp_env.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::actors::detail {
 
@@ -53,6 +53,57 @@ using WorkerActor = caf::typed_actor<caf::replies_to<run_batch_atom, BatchPtr>::
 // The front's own timer message stays off the public interface (caf-0.17.md §3).
 using Impl = InferenceActor::extend<caf::reacts_to<batch_due_atom, uint64_t>>;
 using ReplyPromise = caf::typed_response_promise<ForecastReply>;
+
+/// The actor's instruments in InferenceOptions::metrics (see the header), looked up once.
+struct Instruments {
+  Instruments(MetricsRegistry& registry, const std::string& name)
+      : requests(
+            registry
+                .counter("kinformer_inference_requests_total", "Forecast requests received.", {"inference"})
+                .with({name})),
+        rejected(registry.counter("kinformer_inference_rejected_total",
+                                  "Forecast requests refused, by reason.", {"inference", "reason"})),
+        failed(registry
+                   .counter("kinformer_inference_failed_total", "Windows of batches the backend failed.",
+                            {"inference"})
+                   .with({name})),
+        queue_depth(
+            registry.gauge("kinformer_inference_queue_depth", "Windows waiting for a batch.", {"inference"})
+                .with({name})),
+        batch_size(registry
+                       .histogram("kinformer_inference_batch_size", "Windows per model call.", {"inference"},
+                                  exponential_buckets(1, 2, 9))  // 1 .. 256: one family for every actor
+                       .with({name})),
+        queue_delay(registry
+                        .histogram("kinformer_inference_queue_delay_seconds",
+                                   "Time from a window's arrival to its batch's dispatch.", {"inference"})
+                        .with({name})),
+        model_seconds(registry
+                          .histogram("kinformer_inference_model_duration_seconds",
+                                     "Time of one model call (a batch).", {"inference"})
+                          .with({name})),
+        name_(name) {}
+
+  void reject(Errc code) {
+    rejected
+        .with({name_, code == Errc::unknown_model ? "unknown_model"
+                      : code == Errc::overloaded  ? "overloaded"
+                                                  : "invalid_input"})
+        .inc();
+  }
+
+  Counter& requests;
+  Family<Counter>& rejected;
+  Counter& failed;
+  Gauge& queue_depth;
+  Histogram& batch_size;
+  Histogram& queue_delay;
+  Histogram& model_seconds;
+
+ private:
+  std::string name_;
+};
+using InstrumentsPtr = std::shared_ptr<Instruments>;
 
 double ms_between(BatchClock::time_point from, BatchClock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
@@ -101,11 +152,13 @@ struct FrontState {
   uint64_t timer_generation = 0;                    // a batch_due with another generation is stale
   std::optional<BatchClock::time_point> timer_due;  // when the live timer fires; none armed if empty
   InferenceMetrics metrics;
+  InstrumentsPtr instruments;  // null = none
 
   using Self = Impl::stateful_pointer<FrontState>;
 
   caf::result<ForecastReply> forecast(Self self, ForecastRequest& request) {
     ++metrics.requests;
+    if (instruments) instruments->requests.inc();
     const Ticket ticket = next_ticket++;
     auto admitted = batcher.admit(ticket, std::move(request), self->clock().now());
     if (!admitted) {
@@ -127,6 +180,7 @@ struct FrontState {
   void finished(Self self, const Batch& batch, const BatchOutput& output) {
     --in_flight;
     metrics.model_time.add(output.model_ms);
+    if (instruments) instruments->model_seconds.observe(output.model_ms / 1000.0);
     if (!output.error.empty()) {
       fail(batch.tickets,
            Error{Errc::model_failed, "batch of " + std::to_string(batch.tickets.size()) + " for model '" +
@@ -170,6 +224,7 @@ struct FrontState {
       send_to_worker(self, std::move(*batch), now);
     }
     metrics.queued = batcher.queued();
+    if (instruments) instruments->queue_depth.set(static_cast<double>(metrics.queued));
     if (in_flight >= max_in_flight) return;
     auto due = batcher.next_deadline();
     if (!due || (timer_due && *timer_due <= *due)) return;
@@ -181,8 +236,12 @@ struct FrontState {
 
   void send_to_worker(Self self, Batch batch, BatchClock::time_point now) {
     ++in_flight;
-    for (auto arrived : batch.arrived) metrics.queue_delay.add(ms_between(arrived, now));
+    for (auto arrived : batch.arrived) {
+      metrics.queue_delay.add(ms_between(arrived, now));
+      if (instruments) instruments->queue_delay.observe(ms_between(arrived, now) / 1000.0);
+    }
     const auto n = batch.tickets.size();
+    if (instruments) instruments->batch_size.observe(static_cast<double>(n));
     if (metrics.batch_sizes.size() <= n) metrics.batch_sizes.resize(n + 1, 0);
     ++metrics.batch_sizes[n];
     auto shared = std::make_shared<const Batch>(std::move(batch));
@@ -212,7 +271,10 @@ struct FrontState {
     for (auto ticket : tickets) {
       auto it = waiting.find(ticket);
       if (it == waiting.end()) continue;
-      if (error.code == Errc::model_failed) ++metrics.failed;
+      if (error.code == Errc::model_failed) {
+        ++metrics.failed;
+        if (instruments) instruments->failed.inc();
+      }
       detail::handing_over();
       it->second.deliver(to_caf_error(error));
       waiting.erase(it);
@@ -220,6 +282,7 @@ struct FrontState {
   }
 
   void count_rejection(Errc code) {
+    if (instruments) instruments->reject(code);
     if (code == Errc::unknown_model)
       ++metrics.rejected_unknown;
     else if (code == Errc::overloaded)
@@ -230,9 +293,10 @@ struct FrontState {
 };
 
 Impl::behavior_type front(Impl::stateful_pointer<FrontState> self, InferenceBatcher batcher,
-                          std::shared_ptr<Backends> backends, bool detached_worker,
-                          std::size_t max_in_flight) {
+                          std::shared_ptr<Backends> backends, bool detached_worker, std::size_t max_in_flight,
+                          InstrumentsPtr instruments) {
   auto& st = self->state;
+  st.instruments = std::move(instruments);
   st.batcher = std::move(batcher);
   st.max_in_flight = std::max<std::size_t>(max_in_flight, 1);
   st.metrics.batch_sizes.assign(st.batcher.options().max_batch + 1, 0);
@@ -264,11 +328,11 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<Lo
   std::string why;
   const std::string backend = options.backend == "auto" ? models::preferred_backend(&why) : options.backend;
   if (!options.quiet) {
-    std::fprintf(stderr, "inference: backend %s\n",
-                 why.empty() ? backend.c_str() : ("auto -> " + why).c_str());
+    log::info("inference", "backend chosen",
+              {{"inference", options.name}, {"backend", why.empty() ? backend : "auto -> " + why}});
     if (!models::passive_wait_policy())
-      std::fprintf(stderr,
-                   "inference: OMP_WAIT_POLICY is not PASSIVE: OpenMP threads will spin between batches\n");
+      log::warn("inference", "OMP_WAIT_POLICY is not PASSIVE: OpenMP threads will spin between batches",
+                {{"inference", options.name}});
   }
   InferenceBatcher batcher(options.batching);
   auto backends = std::make_shared<Backends>();
@@ -284,8 +348,10 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<Lo
     }
     batcher.add_model(model.name, model.config);
   }
-  Impl impl =
-      system.spawn(front, std::move(batcher), backends, options.detached_worker, options.max_in_flight);
+  auto instruments =
+      options.metrics ? std::make_shared<Instruments>(*options.metrics, options.name) : nullptr;
+  Impl impl = system.spawn(front, std::move(batcher), backends, options.detached_worker,
+                           options.max_in_flight, std::move(instruments));
   return InferenceActor{impl};
 }
 

@@ -23,9 +23,16 @@
 //   * The backend worker is a detached actor (own thread) that owns the backends:
 //     a model call never blocks a scheduler thread. Run the process with
 //     OMP_WAIT_POLICY=PASSIVE (models/openmp_env.hpp). spawn_inference logs the
-//     backend it chose on stderr (one line, unless quiet) and warns when it is not set.
+//     backend it chose (runtime/log.hpp, unless quiet) and warns when it is not set.
 //   * metrics answers InferenceMetrics at once (batch-size histogram, queue delay,
-//     model time, counters).
+//     model time, counters). The same go to options.metrics, label inference:
+//       kinformer_inference_requests_total             counter   forecast requests
+//       kinformer_inference_rejected_total{reason}     counter   unknown_model, invalid_input, overloaded
+//       kinformer_inference_failed_total               counter   windows of batches the backend failed
+//       kinformer_inference_queue_depth                gauge     windows waiting for a batch
+//       kinformer_inference_batch_size                 histogram windows per model call
+//       kinformer_inference_queue_delay_seconds        histogram from a window's arrival to its batch's
+//       dispatch kinformer_inference_model_duration_seconds     histogram one model call (one batch)
 //   * An exit message (e.g. user_shutdown) fails every waiting request with
 //     Errc::stopped, then the actor and its worker quit.
 // Threading: actor. Errors: caf::error of category "kinformer" (actors/errors.hpp).
@@ -45,6 +52,7 @@
 #include "actors/inference_batcher.hpp"
 #include "actors/inference_messages.hpp"
 #include "models/backend.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::actors {
@@ -72,6 +80,10 @@ struct InferenceOptions {
   std::size_t max_in_flight = 2;
   bool detached_worker = true;  // false only for deterministic tests (the worker then runs on the scheduler)
   bool quiet = false;           // true: no log line on stderr
+  /// Where the actor's metrics go (label inference=name; must outlive the actor);
+  /// null = none. See the contract.
+  MetricsRegistry* metrics = &default_registry();
+  std::string name = "inference";
 };
 
 /// Loads every model (config + weights) and makes its backend on the calling

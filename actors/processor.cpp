@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <deque>
 #include <exception>
-#include <iostream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -23,6 +22,7 @@
 
 #include "actors/coalescing_backlog.hpp"
 #include "actors/every_actor.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::actors {
 namespace {
@@ -59,6 +59,7 @@ struct InFlight {
   std::vector<Item> items;  // in queue order: those sent, and those passing by in between
   std::vector<bool> sent;   // per item: in the batch (else its predicate did not take it)
   HandlerActor actor;       // sent to (after a swap, the old actor)
+  std::chrono::steady_clock::time_point sent_at;  // for the handler's batch latency
 };
 
 struct Member {
@@ -81,6 +82,7 @@ struct Member {
   TimePoint next_resync{};
   bool due = true;  // resync notifications go to it (client-go: true from registration)
   std::int64_t replay_pending = 0;
+  HandlerMetrics metrics;  // null instruments without ProcessorOptions::metrics
 
   RegistrationId id() const { return registration->id; }
   const HandlerOptions& options() const { return registration->options; }
@@ -92,6 +94,7 @@ struct Group {
   std::size_t interior = 0;                    // items queued at a hop or in flight
   CoalescingBacklog backlog;
   std::int64_t initial_pending = 0;  // initial-list adds in the backlog or the interior
+  GroupMetrics metrics;              // null instruments without ProcessorOptions::metrics
 };
 
 struct ProcessorState {
@@ -129,7 +132,10 @@ struct ProcessorState {
   void enter(Group& group, const NotificationBatchPtr& batch, std::uint32_t index) {
     const auto& n = batch->items[index];
     if (!group.backlog.empty() || group.interior >= options.group_window) {
+      const auto before = group.backlog.size();
       group.initial_pending += group.backlog.push(n);
+      if (group.metrics.coalesced && group.backlog.size() <= before)
+        group.metrics.coalesced->inc(static_cast<double>(before + 1 - group.backlog.size()));
       note_backlog(group);
       publish_initial(group);
       return;
@@ -160,6 +166,7 @@ struct ProcessorState {
       members.at((*group.route)[item.hop]).queue.push_back(std::move(item));
     }
     publish_initial(group);
+    if (group.metrics.backlog) group.metrics.backlog->set(static_cast<double>(group.backlog.size()));
     // A forward may reach a hop pumped earlier in this round (an older route's order).
     for (bool progress = true; progress;) {
       progress = false;
@@ -170,6 +177,7 @@ struct ProcessorState {
   void note_backlog(const Group& group) {
     auto size = static_cast<std::uint64_t>(group.backlog.size());
     if (size > options.status->backlog_max) options.status->backlog_max = size;
+    if (group.metrics.backlog) group.metrics.backlog->set(static_cast<double>(size));
   }
 
   // -- routing --
@@ -197,9 +205,9 @@ struct ProcessorState {
     try {
       return member.options().predicate(n);
     } catch (const std::exception& e) {
-      log(member, "predicate threw on " + std::string(n.key()) + ": " + e.what() + " (not matched)");
+      log(member, "predicate threw on " + std::string(n.key()) + ": " + e.what() + " (not matched)", n.key());
     } catch (...) {
-      log(member, "predicate threw on " + std::string(n.key()) + " (not matched)");
+      log(member, "predicate threw on " + std::string(n.key()) + " (not matched)", n.key());
     }
     return false;
   }
@@ -274,6 +282,8 @@ struct ProcessorState {
     flight.seq = ++next_seq;
     flight.actor = member.actor;
     auto batch = batch_of(flight);
+    flight.sent_at = std::chrono::steady_clock::now();
+    if (member.metrics.deliveries) member.metrics.deliveries->inc(static_cast<double>(batch->items.size()));
     auto id = member.id();
     auto seq = flight.seq;
     auto timeout = member.supervision().hop_timeout;
@@ -307,6 +317,9 @@ struct ProcessorState {
     auto flight = std::move(*member.in_flight);
     member.in_flight.reset();
     ++member.registration->status->handled_batches;
+    if (member.metrics.batch_seconds)
+      member.metrics.batch_seconds->observe(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - flight.sent_at).count());
     end_retiring(member);
     // Items before the failed position are done; from it on they go to on_failure.
     std::size_t first_unhandled = flight.items.size();
@@ -387,6 +400,7 @@ struct ProcessorState {
   void on_failure(Member& member, std::vector<Item> items, std::vector<bool> failed, const std::string& why,
                   bool actor_dead) {
     ++options.status->handler_failures;
+    if (member.metrics.failures) member.metrics.failures->inc();
     if (member.removing) {  // going anyway: what failed is dropped, as buffered notifications are
       for (std::size_t i = 0; i < items.size(); ++i) {
         if (failed[i])
@@ -427,7 +441,8 @@ struct ProcessorState {
   void dead_letter(Member& member, const Item& item, const std::string& why) {
     ++member.registration->status->dead_letters;
     ++options.status->dead_letters;
-    log(member, "dead letter: " + describe(item.get()) + " (" + why + ")");
+    if (member.metrics.dead_letters) member.metrics.dead_letters->inc();
+    log(member, "dead letter: " + describe(item.get()) + " (" + why + ")", item.get().key());
     finish(member, item);
   }
 
@@ -478,6 +493,7 @@ struct ProcessorState {
       (*owned)[id] = caf::actor_cast<caf::actor>(member.actor);
       self->monitor(member.actor);
       ++member.registration->status->restarts;
+      if (member.metrics.restarts) member.metrics.restarts->inc();
       log(member, "restarted");
     }
     after_change(id);
@@ -502,6 +518,7 @@ struct ProcessorState {
     member.owned = registration->owned;
     if (member.owned) (*owned)[registration->id] = caf::actor_cast<caf::actor>(member.actor);
     if (member.actor) self->monitor(member.actor);
+    if (options.metrics) member.metrics = options.metrics->handler(handler_name(*registration));
     set_period(member);
     for (std::uint32_t i = 0; replay && i < replay->items.size(); ++i) {
       Item item{replay, i, nullptr, 0, 0};
@@ -510,6 +527,8 @@ struct ProcessorState {
       member.queue.push_back(std::move(item));
     }
     auto& group = groups[member.group];
+    if (options.metrics && !group.metrics.backlog)
+      group.metrics = options.metrics->group(group_name(*registration));
     rebuild_route(group, member.group);
     registration->status->attached = true;
     publish_initial(group);
@@ -706,11 +725,13 @@ struct ProcessorState {
     self->quit();
   }
 
-  void log(const Member& member, const std::string& line) const {
-    const auto& group = member.options().group;
-    // One write per line, so that lines of other threads do not cut into it.
-    std::cerr << ("kinformer processor: registration " + std::to_string(member.id()) +
-                  (group.empty() ? "" : " (group " + group + ")") + ": " + line + "\n");
+  void log(const Member& member, const std::string& line, std::string_view key = {}) const {
+    log::warn("processor", line,
+              {{"informer", options.metrics ? options.metrics->informer() : std::string()},
+               {"resource", options.metrics ? options.metrics->resource() : std::string()},
+               {"handler", handler_name(*member.registration)},
+               {"group", member.options().group},
+               {"key", key}});
   }
 
   static std::string describe(const Notification& n) {

@@ -72,7 +72,8 @@
 //   * drain: once every group is empty and every handler answered, owned
 //     handler actors are ended and the actor quits.
 // Threading: an actor. Errors: none; unknown registrations are ignored.
-// Logs (stderr, "kinformer processor: ..."): dead letters, restarts, failures.
+// Logs (runtime/log.hpp, component "processor", with informer, resource, handler
+// and key where there is one): dead letters, restarts, failures.
 #pragma once
 
 #include <chrono>
@@ -84,6 +85,7 @@
 #include <caf/typed_actor.hpp>
 
 #include "actors/atoms.hpp"
+#include "actors/informer_metrics.hpp"
 #include "actors/notification.hpp"
 #include "actors/registration.hpp"
 
@@ -113,6 +115,9 @@ struct ProcessorOptions {
   /// The informer's resync period: 0 = never resync (informer-semantics.md §7.4).
   std::chrono::milliseconds resync_period{0};
   std::shared_ptr<InformerStatus> status = std::make_shared<InformerStatus>();
+  /// Per handler: deliveries, batch latency, failures, restarts, dead letters; per
+  /// group: coalesced, backlog (actors/informer_metrics.hpp); null = none.
+  InformerMetricsPtr metrics;
 };
 
 ProcessorActor spawn_processor(caf::actor_system& system, ProcessorOptions options);

@@ -19,6 +19,7 @@
 #include "actors/errors.hpp"
 #include "actors/messages.hpp"
 #include "actors/tsan.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::actors {
 namespace {
@@ -127,6 +128,7 @@ struct ReflectorState {
   // -- the cycle: list (pages) → replace → watch --
 
   void list_and_watch() {
+    if (cycles_started++ > 0) note_relist();
     cycle = Cycle{};
     cycle.id = next_id();
     cycle.rv = relist_rv();
@@ -216,6 +218,10 @@ struct ReflectorState {
     auto& listing = std::get<Listing>(step);
     if (cycle.rv == "0" && listing.paged) paginated_result = true;
     rv_unavailable = false;
+    if (options.metrics) {
+      options.metrics->lists.inc();
+      options.metrics->rv_advanced();
+    }
     auto snapshot = std::make_shared<const ListSnapshot>(ListSnapshot{std::move(listing.items), list_rv});
     ask_fifo(replace_atom::value, ListSnapshotPtr(std::move(snapshot)));
     last_sync_rv = list_rv;
@@ -300,17 +306,20 @@ struct ReflectorState {
         if (streaming) {
           stream(*streaming, event);
           ++streaming->watch.events;
+          note_event(event.type);
           continue;
         }
         deltas->push_back(WatchDelta{delta_type(event.type), event.object});
       } else if (streaming) {
         ++streaming->watch.events;
+        note_event(event.type);
         if (event.initial_events_end) finish_stream(event.resource_version);
         continue;
       }
       last_sync_rv = event.resource_version.empty() && event.object ? std::string(event.object->resource_version())
                                                                      : event.resource_version;
       ++open_watch()->events;
+      note_event(event.type);
     }
     if (!deltas->empty()) push_deltas(std::move(deltas));
     if (ended) on_watch_error(*ended);
@@ -334,6 +343,10 @@ struct ReflectorState {
     OpenWatch open = std::move(streaming.watch);
     step = Watching{std::move(open)};
     rv_unavailable = false;
+    if (options.metrics) {
+      options.metrics->lists.inc();
+      options.metrics->rv_advanced();
+    }
     ask_fifo(replace_atom::value,
              ListSnapshotPtr(std::make_shared<const ListSnapshot>(ListSnapshot{std::move(listed), rv})));
     last_sync_rv = rv;
@@ -350,12 +363,16 @@ struct ReflectorState {
       if (very_short) {
         return fall_back_to_list(Error{Errc::server_error, "very short watch-list: closed within 1s without events"});
       }
+      note_watch_restart("closed");
       return start_watch(/*streaming=*/true);  // closed before its bookmark: stream again
     }
     cycle.first_internal_error.reset();
     if (very_short) {
-      return fail_cycle(Error{Errc::server_error, "very short watch: the watch closed within 1s without events"});
+      return fail_cycle(
+          Error{Errc::server_error, "very short watch: the watch closed within 1s without events"},
+          "very_short_watch");
     }
+    note_watch_restart("closed");
     start_watch();  // a clean end, e.g. timeoutSeconds: go on from the last RV
   }
 
@@ -369,13 +386,17 @@ struct ReflectorState {
       case Errc::connection_failed: {
         auto delay = backoff.next(now());
         if (auto wait = retry_after(error)) delay = std::max(delay, milliseconds(*wait));
+        rewatch_reason = to_string(error.code);
         return wait_then(AfterWait::rewatch, delay);
       }
       case Errc::server_error:
-        if (internal_error_retry_allowed()) return start_watch();
-        return restart_cycle();
+        if (internal_error_retry_allowed()) {
+          note_watch_restart("server_error");
+          return start_watch();
+        }
+        return restart_cycle(to_string(error.code));
       default:
-        return restart_cycle();  // 410 and the rest: relist after back-off
+        return restart_cycle(to_string(error.code));  // 410 and the rest: relist after back-off
     }
   }
 
@@ -388,12 +409,14 @@ struct ReflectorState {
         rv_unavailable = true;
         if (!cycle.retried_unavailable) {
           cycle.retried_unavailable = true;
+          note_watch_restart(to_string(error.code));
           return start_watch(/*streaming=*/true);
         }
         return fall_back_to_list(error);
       case Errc::too_many_requests:
       case Errc::connection_failed:
         report(error);
+        rewatch_reason = to_string(error.code);
         return wait_then(AfterWait::restream, backoff.next(now()));
       default:
         return fall_back_to_list(error);
@@ -427,12 +450,14 @@ struct ReflectorState {
 
   // -- ending a cycle, waiting --
 
-  void fail_cycle(const Error& error) {
+  /// `cause` labels the relist; "" = the error's code.
+  void fail_cycle(const Error& error, std::string_view cause = {}) {
     report(error);
-    restart_cycle();
+    restart_cycle(cause.empty() ? to_string(error.code) : cause);
   }
 
-  void restart_cycle() {
+  void restart_cycle(std::string_view cause) {
+    relist_cause = cause;
     close_watch();
     cycle.id = next_id();  // silences the resync timer and late FIFO replies of this cycle
     wait_then(AfterWait::relist, backoff.next(now()));
@@ -448,6 +473,7 @@ struct ReflectorState {
     const auto* waiting = std::get_if<Waiting>(&step);
     if (!waiting || id != waiting->id) return;
     if (waiting->next == AfterWait::relist) return list_and_watch();
+    note_watch_restart(rewatch_reason);
     start_watch(/*streaming=*/waiting->next == AfterWait::restream);
   }
 
@@ -537,7 +563,51 @@ struct ReflectorState {
   std::uint64_t next_id() { return ++last_id; }
 
   void report(const Error& error) const {
+    log::warn("reflector", "list/watch error",
+              {{"informer", informer_name()}, {"resource", resource_name()}, {"error", error.to_string()}});
+    if (options.metrics) options.metrics->error(to_string(error.code));
     if (options.watch_error_handler) options.watch_error_handler(error);
+  }
+
+  // -- metrics and log lines (actors/informer_metrics.hpp) --
+
+  std::string informer_name() const { return options.metrics ? options.metrics->informer() : std::string(); }
+  std::string resource_name() const {
+    return options.metrics ? options.metrics->resource() : source->resource();
+  }
+
+  void note_relist() const {
+    log::info("reflector", "relisting",
+              {{"informer", informer_name()}, {"resource", resource_name()}, {"cause", relist_cause}});
+    if (options.metrics) options.metrics->relisted(relist_cause);
+  }
+
+  void note_watch_restart(std::string_view reason) const {
+    log::debug("reflector", "watching again",
+               {{"informer", informer_name()},
+                {"resource", resource_name()},
+                {"reason", reason},
+                {"rv", last_sync_rv}});
+    if (options.metrics) options.metrics->watch_restarted(reason);
+  }
+
+  void note_event(WatchEventType type) const {
+    if (!options.metrics) return;
+    switch (type) {
+      case WatchEventType::added:
+        options.metrics->events_added.inc();
+        break;
+      case WatchEventType::modified:
+        options.metrics->events_modified.inc();
+        break;
+      case WatchEventType::deleted:
+        options.metrics->events_deleted.inc();
+        break;
+      default:
+        options.metrics->events_bookmark.inc();
+        break;
+    }
+    options.metrics->rv_advanced();
   }
 
   TimePoint now() const { return self->clock().now(); }
@@ -562,6 +632,9 @@ struct ReflectorState {
 
   // across cycles
   std::string last_sync_rv;
+  std::uint64_t cycles_started = 0;  // a cycle after the first is a relist
+  std::string relist_cause;          // what ended the last cycle (metrics and logs)
+  std::string rewatch_reason;        // what the back-off before a re-watch is for
   bool rv_unavailable = false;    // the last list met 410 / too large: list at ""
   bool paginated_result = false;  // sticky: an RV "0" list came back in pages
 

@@ -54,7 +54,8 @@
 //     Streaming (a watch-list before its bookmark), Watching, Waiting (a back-off).
 // Threading: callbacks in the options run in the actor's context. The ListWatch's
 //   callbacks may run on any thread: they only send messages to the actor.
-// Errors: reported to watch_error_handler; the reflector never gives up.
+// Errors: reported to watch_error_handler and logged (runtime/log.hpp, component
+//   "reflector", with informer and resource); the reflector never gives up.
 #pragma once
 
 #include <chrono>
@@ -71,6 +72,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/delta_fifo.hpp"
+#include "actors/informer_metrics.hpp"
 #include "runtime/backoff.hpp"
 #include "runtime/list_watch.hpp"
 #include "runtime/result.hpp"
@@ -110,6 +112,9 @@ struct ReflectorOptions {
   /// Uniform in [0, 1), for back-off jitter and watch timeouts; empty = a PRNG
   /// seeded from std::random_device.
   std::function<double()> random;
+  /// Lists, relists by cause, watch restarts, events by type, errors, RV age
+  /// (actors/informer_metrics.hpp); null = none. Its names label the log lines.
+  InformerMetricsPtr metrics;
 };
 
 /// The public handle: LastSyncResourceVersion ("" before the first list).

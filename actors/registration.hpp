@@ -70,6 +70,8 @@ struct HandlerOptions {
   /// Which notifications reach this handler (default: all).
   Predicate predicate;
   SupervisionOptions supervision;
+  /// Names the handler in metrics and log lines; "" = "handler-<registration id>".
+  std::string name;
 };
 
 /// Makes a fresh handler actor for a restart; empty = the actor cannot be restarted.
@@ -112,6 +114,16 @@ struct Registration {
   std::shared_ptr<RegistrationStatus> status = std::make_shared<RegistrationStatus>();
 };
 using RegistrationPtr = std::shared_ptr<const Registration>;
+
+/// The handler's name in metrics and log lines (HandlerOptions::name).
+inline std::string handler_name(const Registration& registration) {
+  return registration.options.name.empty() ? "handler-" + std::to_string(registration.id)
+                                           : registration.options.name;
+}
+/// Its group's name there: the group, or the handler's name for a group of its own.
+inline std::string group_name(const Registration& registration) {
+  return registration.options.group.empty() ? handler_name(registration) : registration.options.group;
+}
 
 struct InformerStatus {
   std::atomic<bool> indexer_synced{false};

@@ -40,9 +40,31 @@ std::string HandlerRegistration::failure() const {
 }
 
 SharedInformer::SharedInformer(caf::actor_system& system, SharedInformerOptions options)
-    : system_(system), options_(std::move(options)), indexer_(std::make_shared<Indexer>(options_.indexers)) {}
+    : system_(system), options_(std::move(options)), indexer_(std::make_shared<Indexer>(options_.indexers)) {
+  if (!options_.metrics) {
+    own_registry_ = std::make_unique<MetricsRegistry>();
+    options_.metrics = own_registry_.get();
+  }
+  auto& registry = *options_.metrics;
+  metrics_ = actors::InformerMetrics::make(registry, options_.name,
+                                           options_.source ? options_.source->resource() : std::string());
+  std::vector<std::string> index_names{std::string(namespace_index)};
+  for (const auto& [index, func] : options_.indexers) index_names.push_back(index);
+  // The hooks hold what they read, so they stay valid whatever is destroyed first.
+  collector_ =
+      registry.add_collector([metrics = metrics_, indexer = indexer_, status = status_, index_names] {
+        metrics->collect(*indexer, index_names, status->indexer_synced);
+      });
+  readiness_ = registry.add_readiness_check(
+      "informer " + metrics_->informer() + " (" + metrics_->resource() + ") has not synced",
+      [status = status_] { return status->indexer_synced.load(); });
+}
 
-SharedInformer::~SharedInformer() { stop(); }
+SharedInformer::~SharedInformer() {
+  stop();
+  collector_.reset();
+  readiness_.reset();
+}
 
 Result<void> SharedInformer::set_transform(TransformFunc transform) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -88,11 +110,12 @@ void SharedInformer::run() {
 
   DeltaFIFOOptions fifo_options = options_.fifo;
   fifo_options.transformer = transform_;
-  fifo_ = actors::spawn_delta_fifo(system_, std::move(fifo_options));
+  fifo_ = actors::spawn_delta_fifo(system_, std::move(fifo_options), metrics_);
 
   actors::ProcessorOptions processor_options = options_.processor;
   processor_options.resync_period = options_.resync_period;
   processor_options.status = status_;
+  processor_options.metrics = metrics_;
   processor_ = actors::spawn_processor(system_, std::move(processor_options));
 
   actors::ControllerOptions controller_options = options_.controller;
@@ -100,6 +123,7 @@ void SharedInformer::run() {
   controller_options.downstream = processor_;
   controller_options.indexer = indexer_;
   controller_options.status = status_;
+  controller_options.metrics = metrics_;
   controller_ = actors::spawn_controller(system_, std::move(controller_options));
 
   // Registrations made before run(): their replay is empty; the initial list
@@ -113,6 +137,7 @@ void SharedInformer::run() {
   reflector_options.resync_period = std::chrono::milliseconds(0);  // the Processor's checks decide
   reflector_options.should_resync = nullptr;
   reflector_options.watch_error_handler = watch_error_handler_;
+  reflector_options.metrics = metrics_;
   // a relist reuses cached objects (issue 8); not under a transform, which must see objects as sent
   if (!transform_)
     reflector_options.known_object = [indexer = indexer_](std::string_view key) {

@@ -40,6 +40,11 @@
 //     are ignored; safe after stop().
 //   * indexer(): readable from any thread at any time; written only by the
 //     Controller. has_synced(): the first list is in the Indexer.
+//   * Metrics: from construction every stage counts into options.metrics under
+//     labels informer=name(), resource=<the source's resource>, and the registry's
+//     readiness check "informer <name> (<resource>) has not synced" holds until
+//     has_synced() (so /readyz means every informer has synced); the destructor
+//     removes it.
 //   * stop(): the Reflector ends, the FIFO closes and drains, the Controller
 //     applies what was popped, handlers get what was handed on, then every actor
 //     this informer spawned (handler actors of the lambda form included) has
@@ -65,6 +70,7 @@
 #include "actors/controller.hpp"
 #include "actors/delta_fifo.hpp"
 #include "actors/handler.hpp"
+#include "actors/informer_metrics.hpp"
 #include "actors/notification.hpp"
 #include "actors/predicates.hpp"
 #include "actors/processor.hpp"
@@ -73,6 +79,7 @@
 #include "runtime/backoff.hpp"
 #include "runtime/indexer.hpp"
 #include "runtime/list_watch.hpp"
+#include "runtime/metrics.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer {
@@ -110,6 +117,14 @@ struct SharedInformerOptions {
   actors::ProcessorOptions processor;
   std::chrono::milliseconds stop_timeout{10000};
   const void* decoder_tag = nullptr;  // identifies controller.decoder's type
+  /// Where every stage's metrics go (actors/informer_metrics.hpp), and whose
+  /// /readyz waits for this informer's sync (runtime/metrics_server.hpp); it must
+  /// outlive the informer. null = counted in a registry of the informer's own,
+  /// exposed nowhere.
+  MetricsRegistry* metrics = &default_registry();
+  /// The "informer" label and log field; "" = the source's resource ("pods"). A
+  /// name another live informer of the registry holds gets a suffix ("pods-2").
+  std::string name;
 };
 
 /// A registration of one handler with one informer.
@@ -193,6 +208,10 @@ class SharedInformer {
   /// The largest coalesced backlog a handler group had.
   std::uint64_t backlog_max() const noexcept { return status_->backlog_max; }
   caf::actor_system& system() const noexcept { return system_; }
+  /// The informer's label in metrics and logs (options.name, made unique).
+  const std::string& name() const noexcept { return metrics_->informer(); }
+  /// Its instruments (relists(), and the registry they count in).
+  const actors::InformerMetrics& metrics() const noexcept { return *metrics_; }
 
  private:
   Result<HandlerRegistration> add(actors::HandlerActor handler, actors::HandlerFactory factory,
@@ -208,6 +227,10 @@ class SharedInformer {
   WatchErrorHandler watch_error_handler_;  // guarded by mu_
   std::shared_ptr<Indexer> indexer_;
   std::shared_ptr<actors::InformerStatus> status_ = std::make_shared<actors::InformerStatus>();
+  std::unique_ptr<MetricsRegistry> own_registry_;  // when options.metrics is null
+  actors::InformerMetricsPtr metrics_;             // set in the constructor, never changed
+  RegistryHook collector_;                         // scrape-time cache gauges
+  RegistryHook readiness_;                         // synced, for /readyz
 
   mutable std::mutex mu_;
   bool started_ = false;                                                     // guarded by mu_

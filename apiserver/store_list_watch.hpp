@@ -74,6 +74,7 @@ class StoreListWatch final : public ListWatch {
   void bookmark();
 
   const Storage& store() const { return *store_; }
+  std::string resource() const override { return type_.plural; }
 
   struct Watcher;   // one open watch; defined in store_list_watch.cpp
   class Deadlines;  // the timeout thread; likewise

@@ -74,18 +74,8 @@ int main(int argc, char** argv) {
     }
   }
 
-  kinformer::Result<kinformer::http::ClientConfig> config = kinformer::http::ClientConfig{};
-  if (!server.empty()) {
-    config->server = server;
-    config->token_file = token_file;
-  } else {
-    kinformer::http::KubeconfigOptions options;
-    if (!kubeconfig.empty()) options.paths.push_back(kubeconfig);
-    options.context = context;
-    config = kinformer::http::load_kubeconfig(options);
-    if (!config && kubeconfig.empty() && std::getenv("KUBERNETES_SERVICE_HOST"))
-      config = kinformer::http::in_cluster_config();
-  }
+  // --server, else the kubeconfig, else in-cluster (runtime/http/kubeconfig.hpp)
+  auto config = kinformer::http::client_config_from({server, token_file, kubeconfig, context});
   if (!config) {
     std::fprintf(stderr, "pod_logger: %s\n", config.error().message.c_str());
     return 1;

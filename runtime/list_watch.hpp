@@ -115,6 +115,9 @@ class ListWatch {
   virtual void list(const ListOptions& options, ListCallback done) = 0;
   [[nodiscard]] virtual std::unique_ptr<Watch> watch(const WatchOptions& options, EventsCallback on_events,
                                                      ClosedCallback on_closed) = 0;
+  /// The resource it serves ("pods"), for the informer's metric labels and log
+  /// lines; "" when it cannot say.
+  virtual std::string resource() const { return {}; }
 };
 
 }  // namespace kinformer

@@ -236,7 +236,70 @@ Family<Histogram>& MetricsRegistry::histogram(const std::string& name, const std
           .family);
 }
 
+// -- hooks --
+
+RegistryHook::RegistryHook(RegistryHook&& other) noexcept : registry_(other.registry_), id_(other.id_) {
+  other.registry_ = nullptr;
+}
+
+RegistryHook& RegistryHook::operator=(RegistryHook&& other) noexcept {
+  if (this != &other) {
+    reset();
+    registry_ = other.registry_;
+    id_ = other.id_;
+    other.registry_ = nullptr;
+  }
+  return *this;
+}
+
+void RegistryHook::reset() {
+  if (registry_) registry_->remove_hook(id_);
+  registry_ = nullptr;
+}
+
+RegistryHook MetricsRegistry::add_collector(std::function<void()> collect) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  hooks_[++next_hook_] = Hook{{}, std::move(collect), {}};
+  return RegistryHook(this, next_hook_);
+}
+
+RegistryHook MetricsRegistry::add_readiness_check(std::string name, std::function<bool()> ready) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  hooks_[++next_hook_] = Hook{std::move(name), {}, std::move(ready)};
+  return RegistryHook(this, next_hook_);
+}
+
+void MetricsRegistry::remove_hook(std::uint64_t id) {
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  hooks_.erase(id);
+}
+
+std::vector<std::string> MetricsRegistry::not_ready() const {
+  std::vector<std::string> out;
+  std::lock_guard<std::mutex> lock(hooks_mu_);
+  for (const auto& [id, hook] : hooks_) {
+    if (!hook.ready) continue;
+    bool ready = false;
+    try {
+      ready = hook.ready();
+    } catch (...) {  // a check that throws is a check that failed
+    }
+    if (!ready) out.push_back(hook.name);
+  }
+  return out;
+}
+
 std::string MetricsRegistry::render() const {
+  {
+    std::lock_guard<std::mutex> hooks_lock(hooks_mu_);
+    for (const auto& [id, hook] : hooks_) {
+      if (!hook.collect) continue;
+      try {
+        hook.collect();
+      } catch (...) {  // a collector that throws leaves its values as they were
+      }
+    }
+  }
   std::string out;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& entry : entries_) {

@@ -33,12 +33,21 @@
 //     as the same double ("3", "0.1"); +Inf, -Inf and NaN as the format spells them.
 //   * A render concurrent with updates sees each value at some moment of the render;
 //     a histogram's buckets, sum and count are not one atomic snapshot.
+//   * Collectors (add_collector) run at the start of every render(), in the
+//     rendering thread, to set values that are cheaper to read than to track (a
+//     cache's size, the age of a timestamp). Readiness checks (add_readiness_check)
+//     are what GET /readyz asks (runtime/metrics_server.hpp): ready = every check
+//     true. Both live while the returned RegistryHook does; its destructor waits
+//     for a render or a readiness query that is calling it, so what the function
+//     captures may die right after the hook. A hook function must not add or
+//     remove hooks (it runs under the hooks lock).
 // Threading: every member may be called from any thread.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -136,6 +145,28 @@ class Family {
 /// Label combinations a family keeps by default; see the contract.
 inline constexpr std::size_t default_max_children = 10000;
 
+class MetricsRegistry;
+
+/// Keeps a collector or a readiness check registered until it is destroyed (move-only).
+class RegistryHook {
+ public:
+  RegistryHook() = default;
+  RegistryHook(RegistryHook&& other) noexcept;
+  RegistryHook& operator=(RegistryHook&& other) noexcept;
+  RegistryHook(const RegistryHook&) = delete;
+  RegistryHook& operator=(const RegistryHook&) = delete;
+  ~RegistryHook() { reset(); }
+  /// Unregisters now (idempotent); waits for a call in progress to return, so never
+  /// call it from inside a collector or a check.
+  void reset();
+
+ private:
+  friend class MetricsRegistry;
+  RegistryHook(MetricsRegistry* registry, std::uint64_t id) : registry_(registry), id_(id) {}
+  MetricsRegistry* registry_ = nullptr;
+  std::uint64_t id_ = 0;
+};
+
 class MetricsRegistry {
  public:
   MetricsRegistry();
@@ -154,16 +185,35 @@ class MetricsRegistry {
                                std::vector<double> upper_bounds = latency_buckets(),
                                std::size_t max_children = default_max_children);
 
-  /// Every family in the text exposition format 0.0.4.
+  /// Every family in the text exposition format 0.0.4 (after running the collectors).
   std::string render() const;
 
+  /// `collect` runs at the start of every render(); see the contract.
+  [[nodiscard]] RegistryHook add_collector(std::function<void()> collect);
+  /// `ready` joins what /readyz asks; `name` says who is not ready (e.g. "informer pods").
+  [[nodiscard]] RegistryHook add_readiness_check(std::string name, std::function<bool()> ready);
+  /// The names of the readiness checks that answer false (or throw) now; empty = ready.
+  std::vector<std::string> not_ready() const;
+
  private:
+  friend class RegistryHook;
+  struct Hook {
+    std::string name;               // readiness checks only
+    std::function<void()> collect;  // set for a collector
+    std::function<bool()> ready;    // set for a readiness check
+  };
+  void remove_hook(std::uint64_t id);
+
   struct Entry;
   Entry& add(MetricType type, const std::string& name, const std::string& help,
              std::vector<std::string> label_names, std::vector<double> bounds, std::size_t max_children);
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Entry>> entries_;  // guarded by mu_; registration order
+  // Held while a hook runs, so that removing one waits for its call to return.
+  mutable std::mutex hooks_mu_;
+  std::map<std::uint64_t, Hook> hooks_;  // guarded by hooks_mu_; by registration order
+  std::uint64_t next_hook_ = 0;          // guarded by hooks_mu_
 };
 
 /// The registry a process shares by default (the CLI's, and what an embedding service

@@ -73,12 +73,17 @@ class Session : public std::enable_shared_from_this<Session> {
     if (target == "/healthz") return {http::status::ok, "text/plain", "ok\n"};
     if (target == "/readyz") {
       try {
-        if (!options_.ready || options_.ready()) return {http::status::ok, "text/plain", "ok\n"};
-        return {http::status::service_unavailable, "text/plain", "not ready\n"};
+        if (options_.ready && !options_.ready())
+          return {http::status::service_unavailable, "text/plain", "not ready\n"};
       } catch (const std::exception& e) {
         return {http::status::service_unavailable, "text/plain",
                 std::string("not ready: ") + e.what() + "\n"};
       }
+      auto waiting = registry_.not_ready();  // e.g. informers that have not synced
+      if (waiting.empty()) return {http::status::ok, "text/plain", "ok\n"};
+      std::string body = "not ready:";
+      for (const auto& name : waiting) body += "\n  " + name;
+      return {http::status::service_unavailable, "text/plain", body + "\n"};
     }
     return {http::status::not_found, "text/plain", "not found: try /metrics, /healthz or /readyz\n"};
   }

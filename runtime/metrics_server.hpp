@@ -4,11 +4,13 @@
 // (issue 15, item 2): a small HTTP/1.1 endpoint on Boost.Beast serving
 //   GET /metrics   200, MetricsRegistry::render() as text/plain; version=0.0.4
 //   GET /healthz   200 "ok" while the process serves at all (liveness)
-//   GET /readyz    200 "ok" when options.ready() is true, else 503 "not ready"
-//                  (e.g. ready = every informer has synced; no callback = ready)
+//   GET /readyz    200 "ok" when options.ready() is true (no callback = true) and
+//                  every readiness check of the registry passes (each SharedInformer
+//                  adds one: it has synced); else 503 "not ready", naming the checks
+//                  that failed, one per line
 // and 404 for any other path, 405 for any other method.
 //
-//   MetricsServer metrics({.registry = &default_registry(), .ready = [&] { return informer.has_synced(); }});
+//   MetricsServer metrics({&default_registry()});   // /readyz: every informer of it has synced
 //   auto port = metrics.start();   // Result<uint16_t>, 0 in options = a free port
 //
 // Contract
@@ -16,7 +18,8 @@
 //     are answered in order per connection with keep-alive. A request whose header
 //     exceeds 8 KiB or with a body over 8 KiB is answered 413 and closed; a
 //     connection idle for 30 s is closed, so clients cannot hold memory or sockets.
-//   * ready() runs on the I/O thread, once per /readyz: keep it cheap and non-blocking.
+//   * ready() and the registry's checks run on the I/O thread, once per /readyz: keep
+//     them cheap and non-blocking.
 //     If it throws, /readyz answers 503 naming the exception.
 //   * stop() (also the destructor) closes the listener and every connection and
 //     joins the thread. The registry must outlive the server.

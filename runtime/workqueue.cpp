@@ -9,6 +9,25 @@ namespace kinformer {
 WorkQueue::WorkQueue(WorkQueueOptions options) : options_(std::move(options)) {
   tokens_ = static_cast<double>(options_.burst);
   bucket_last_ = now();
+  if (options_.name.empty()) return;
+  auto& registry = options_.metrics ? *options_.metrics : default_registry();
+  const std::vector<std::string> label{"name"};
+  metrics_.depth = &registry.gauge("kinformer_workqueue_depth", "Keys ready to be handed out.", label)
+                        .with({options_.name});
+  metrics_.adds =
+      &registry.counter("kinformer_workqueue_adds_total", "Keys queued (not deduplicated away).", label)
+           .with({options_.name});
+  metrics_.retries =
+      &registry.counter("kinformer_workqueue_retries_total", "Keys re-queued with add_rate_limited().", label)
+           .with({options_.name});
+  metrics_.work_seconds = &registry
+                               .histogram("kinformer_workqueue_work_duration_seconds",
+                                          "Time from get() to done() of a key.", label)
+                               .with({options_.name});
+}
+
+void WorkQueue::note_depth_locked() {
+  if (metrics_.depth) metrics_.depth->set(static_cast<double>(queue_.size()));
 }
 
 WorkQueue::Clock::time_point WorkQueue::now() const { return options_.now ? options_.now() : Clock::now(); }
@@ -32,6 +51,8 @@ bool WorkQueue::add_locked(const std::string& key) {
   dirty_.insert(key);
   if (processing_.count(key) > 0) return false;  // queued again by done()
   queue_.push_back(key);
+  if (metrics_.adds) metrics_.adds->inc();
+  note_depth_locked();
   return true;
 }
 
@@ -99,6 +120,7 @@ void WorkQueue::add_rate_limited(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (shutting_down_) return;
+    if (metrics_.retries) metrics_.retries->inc();
     delay = limiter_delay_locked(key, now());
   }
   add_after(key, delay);
@@ -128,8 +150,9 @@ std::optional<std::string> WorkQueue::take_locked() {
   if (queue_.empty()) return std::nullopt;
   auto key = std::move(queue_.front());
   queue_.pop_front();
-  processing_.insert(key);
+  processing_.emplace(key, now());
   dirty_.erase(key);
+  note_depth_locked();
   return key;
 }
 
@@ -156,9 +179,15 @@ void WorkQueue::done(const std::string& key) {
   bool requeued = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (processing_.erase(key) == 0) return;
+    auto found = processing_.find(key);
+    if (found == processing_.end()) return;
+    if (metrics_.work_seconds)
+      metrics_.work_seconds->observe(std::chrono::duration<double>(now() - found->second).count());
+    processing_.erase(found);
     if (dirty_.count(key) > 0) {
       queue_.push_back(key);
+      if (metrics_.adds) metrics_.adds->inc();
+      note_depth_locked();
       requeued = true;
     }
   }

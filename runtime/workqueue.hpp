@@ -24,6 +24,12 @@
 //     processed is done().
 //   * waker (optional): called, outside the lock, whenever a key may have become
 //     ready by an add (the actor adaptor's wake-up; actors/workqueue_worker.hpp).
+//   * Metrics (when options.name is set; client-go's workqueue metrics), label name:
+//       kinformer_workqueue_depth                  gauge     keys ready to be handed out
+//       kinformer_workqueue_adds_total             counter   keys queued (not deduplicated away)
+//       kinformer_workqueue_retries_total          counter   add_rate_limited() calls
+//       kinformer_workqueue_work_duration_seconds  histogram from get() to done() of a key
+//     They are updated under the queue's lock, as atomics.
 // Threading: every member function is thread-safe; get() and
 //   shut_down_with_drain() block the calling thread (never call them from an actor).
 // Errors: none; misuse (done() of a key not processing) is ignored.
@@ -42,6 +48,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "runtime/metrics.hpp"
+
 namespace kinformer {
 
 struct WorkQueueOptions {
@@ -56,6 +64,10 @@ struct WorkQueueOptions {
   std::function<Clock::time_point()> now;
   /// Called outside the lock when an add may have made a key ready (set_waker() replaces it).
   std::function<void()> waker;
+  /// "" = no metrics; else the "name" label of the queue's metrics (see the contract).
+  std::string name;
+  /// Where those go (it must outlive the queue); null = default_registry().
+  MetricsRegistry* metrics = nullptr;
 };
 
 class WorkQueue {
@@ -98,13 +110,23 @@ class WorkQueue {
   void promote_due_locked(Clock::time_point now);
   std::optional<std::string> take_locked();
   Clock::duration limiter_delay_locked(const std::string& key, Clock::time_point now);
+  void note_depth_locked();
+
+  struct Instruments {
+    Gauge* depth = nullptr;  // all null when the queue has no name
+    Counter* adds = nullptr;
+    Counter* retries = nullptr;
+    Histogram* work_seconds = nullptr;
+  };
+  Instruments metrics_;
 
   WorkQueueOptions options_;  // waker guarded by mu_ (called on a copy, outside the lock)
   mutable std::mutex mu_;
   std::condition_variable changed_;
   std::deque<std::string> queue_;               // guarded by mu_; ready keys in order, no dups
   std::unordered_set<std::string> dirty_;       // guarded by mu_; need processing (queued or to requeue)
-  std::unordered_set<std::string> processing_;  // guarded by mu_; handed out, not done
+  std::unordered_map<std::string, Clock::time_point>
+      processing_;  // guarded by mu_; handed out (when), not done
   std::multimap<Clock::time_point, std::string> waiting_;        // guarded by mu_; delayed keys by ready time
   std::unordered_map<std::string, Clock::time_point> ready_at_;  // guarded by mu_; key → its entry's time
   std::unordered_map<std::string, std::size_t> failures_;        // guarded by mu_

@@ -202,4 +202,6 @@ std::unique_ptr<Watch> HttpListWatch::watch(const WatchOptions& options, EventsC
   return std::make_unique<HttpWatch>(std::move(sink), std::move(stream));
 }
 
+std::string HttpListWatch::resource() const { return path_.substr(path_.rfind('/') + 1); }
+
 }  // namespace kinformer::http

@@ -55,6 +55,8 @@ class HttpListWatch final : public ListWatch {
                                              ClosedCallback on_closed) override;
 
   const std::shared_ptr<Client>& client() const { return client_; }
+  /// The collection path's last segment ("pods").
+  std::string resource() const override;
 
  private:
   std::shared_ptr<Client> client_;

@@ -197,4 +197,19 @@ Result<ClientConfig> in_cluster_config(const std::string& root) {
   return config;
 }
 
+Result<ClientConfig> client_config_from(const ServerFlags& flags) {
+  if (!flags.server.empty()) {
+    ClientConfig config;
+    config.server = flags.server;
+    config.token_file = flags.token_file;
+    return config;
+  }
+  KubeconfigOptions options;
+  if (!flags.kubeconfig.empty()) options.paths.push_back(flags.kubeconfig);
+  options.context = flags.context;
+  auto config = load_kubeconfig(options);
+  if (!config && flags.kubeconfig.empty() && std::getenv("KUBERNETES_SERVICE_HOST")) return in_cluster_config();
+  return config;
+}
+
 }  // namespace kinformer::http

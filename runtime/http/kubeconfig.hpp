@@ -42,4 +42,17 @@ struct KubeconfigOptions {
 [[nodiscard]] Result<ClientConfig> in_cluster_config(
     const std::string& root = "/var/run/secrets/kubernetes.io/serviceaccount");
 
+/// Where a command line says the server is, as kubectl's flags do.
+struct ServerFlags {
+  std::string server;      // --server URL: used as is, with token_file
+  std::string token_file;  // --token-file
+  std::string kubeconfig;  // --kubeconfig FILE ("" = $KUBECONFIG, ~/.kube/config)
+  std::string context;     // --context NAME
+};
+
+/// --server when given; else the kubeconfig (and context); else, when no kubeconfig
+/// was named and the process runs in a pod (KUBERNETES_SERVICE_HOST), the
+/// in-cluster config. The kubeconfig's error when none of them works.
+[[nodiscard]] Result<ClientConfig> client_config_from(const ServerFlags& flags);
+
 }  // namespace kinformer::http

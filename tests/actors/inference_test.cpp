@@ -21,6 +21,7 @@
 #include "tests/actors/informer_fixture.hpp"
 #include "tests/support/failing_backend.hpp"
 #include "tests/support/forecast_windows.hpp"
+#include "tests/support/metrics_text.hpp"
 
 namespace actors = kinformer::actors;
 namespace models = kinformer::models;
@@ -54,8 +55,11 @@ models::Tensor direct(const std::vector<actors::ForecastRequest>& windows,
 struct InferenceFixture : kinformer::testing::DeterministicFixture {
   actors::InferenceActor start(std::size_t max_batch, std::chrono::milliseconds max_delay,
                                std::size_t max_queue = 64,
-                               std::vector<actors::LoadedModel> models = two_models()) {
+                               std::vector<actors::LoadedModel> models = two_models(),
+                               kinformer::MetricsRegistry* registry = nullptr) {
     actors::InferenceOptions o;
+    o.metrics = registry;
+    o.name = "test";
     o.backend = "onednn";
     o.batching.max_batch = max_batch;
     o.batching.max_delay = max_delay;
@@ -268,4 +272,35 @@ TEST_CASE("concurrent requesters on the real scheduler share batches of the deta
   CHECK(windows_run == 16);
   CHECK(largest >= 2);  // requests were batched, not run one by one
   caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_METHOD(InferenceFixture, "the inference actor's queue batches delays and model time reach its registry",
+                 "[inference][item-2][actor]") {
+  kinformer::MetricsRegistry registry;
+  auto inference = start(4, 10ms, 2, two_models(), &registry);
+  auto c = small_informer();
+  auto value = [&](const std::string& series) {
+    return kinformer::testing::sample(registry.render(), series).value_or(-1);
+  };
+  auto p1 = forecast(inference, window("a", c, 1));
+  auto p2 = forecast(inference, window("a", c, 2));
+  CHECK(value(R"(kinformer_inference_queue_depth{inference="test"})") == 2);
+  auto overloaded = forecast(inference, window("a", c, 3));
+  auto unknown = forecast(inference, window("zzz", c, 4));
+  CHECK(code(overloaded) == Errc::overloaded);
+  CHECK(code(unknown) == Errc::unknown_model);
+  advance(10ms, 1ms);
+  REQUIRE(p1->value.has_value());
+  REQUIRE(p2->value.has_value());
+  CHECK(value(R"(kinformer_inference_requests_total{inference="test"})") == 4);
+  CHECK(value(R"(kinformer_inference_rejected_total{inference="test",reason="overloaded"})") == 1);
+  CHECK(value(R"(kinformer_inference_rejected_total{inference="test",reason="unknown_model"})") == 1);
+  CHECK(value(R"(kinformer_inference_queue_depth{inference="test"})") == 0);
+  CHECK(value(R"(kinformer_inference_batch_size_bucket{inference="test",le="1"})") == 0);
+  CHECK(value(R"(kinformer_inference_batch_size_bucket{inference="test",le="2"})") == 1);
+  CHECK(value(R"(kinformer_inference_batch_size_sum{inference="test"})") == 2);
+  CHECK(value(R"(kinformer_inference_queue_delay_seconds_count{inference="test"})") == 2);
+  CHECK(value(R"(kinformer_inference_queue_delay_seconds_sum{inference="test"})") == Approx(0.02).margin(1e-6));
+  CHECK(value(R"(kinformer_inference_model_duration_seconds_count{inference="test"})") == 1);
+  CHECK(value(R"(kinformer_inference_failed_total{inference="test"})") == 0);
 }

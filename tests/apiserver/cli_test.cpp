@@ -24,13 +24,6 @@ namespace {
 using kinformer::testing::KinformerProcess;
 using kinformer::testing::port_of;
 
-#define REQUIRE_BINARY()                                                          \
-  if (!kinformer::testing::kinformer_binary_built()) {                            \
-    WARN("skipped: " << kinformer::testing::kinformer_binary()                    \
-                     << " is not built (build the kinformer target)");            \
-    return;                                                                       \
-  }
-
 }  // namespace
 
 TEST_CASE("kinformer apiserver --help explains every option and bad options are usage errors",

@@ -59,3 +59,10 @@ class KinformerProcess {
 std::uint16_t port_of(const std::string& banner);
 
 }  // namespace kinformer::testing
+
+/// In a test case: return with a warning when the kinformer binary is not built.
+#define REQUIRE_BINARY()                                                                              \
+  if (!kinformer::testing::kinformer_binary_built()) {                                                \
+    WARN("skipped: " << kinformer::testing::kinformer_binary() << " is not built (build the kinformer target)"); \
+    return;                                                                                           \
+  }

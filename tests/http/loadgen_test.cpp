@@ -36,7 +36,7 @@ TEST_CASE("loadgen creates updates and deletes at its rate and reports what it d
   INFO("stdout: " << loadgen.out() << "\nstderr: " << loadgen.err());
   REQUIRE(code == 0);
   CHECK(std::regex_search(loadgen.err(),
-                          std::regex("loadgen: +1\\.[0-9]s  ops [0-9]+ \\(create")));  // progress
+                          std::regex("info loadgen progress elapsed_s=1\\.[0-9] ops=[0-9]+ creates=")));  // progress
   std::smatch m;
   const std::string out = loadgen.out();
   REQUIRE(std::regex_search(out, m,

@@ -7,19 +7,12 @@
 #include <sstream>
 #include <string>
 
+#include "tests/support/captured_log.hpp"
+
 namespace kinformer {
 namespace {
 
-// Captures what is logged while it lives; restores stderr and the level after.
-struct CapturedLog {
-  std::ostringstream out;
-  log::Level saved = log::level();
-  CapturedLog() { log::log_to(out); }
-  ~CapturedLog() {
-    log::log_to_stderr();
-    log::set_level(saved);
-  }
-};
+using testing::CapturedLog;
 
 TEST_CASE("a record is a UTC timestamp level component message and key=value fields", "[log][item-3][unit]") {
   CapturedLog captured;

@@ -114,5 +114,31 @@ TEST_CASE("a second server on a taken port fails with the address in the error",
   CHECK(contains(taken.error().message, "127.0.0.1:" + std::to_string(*port)));
 }
 
+TEST_CASE("readyz waits for every readiness check of the registry and names those that fail",
+          "[metrics_server][item-2][integration]") {
+  MetricsRegistry registry;
+  std::atomic<bool> pods{false};
+  std::atomic<bool> configmaps{false};
+  auto pods_check = registry.add_readiness_check("informer pods (pods) has not synced", [&] { return pods.load(); });
+  auto cm_check =
+      registry.add_readiness_check("informer cm (configmaps) has not synced", [&] { return configmaps.load(); });
+  MetricsServer server({&registry, {}});
+  auto port = server.start();
+  REQUIRE(port);
+  int status = 0;
+  auto out = scrape(*port, "/readyz", status);
+  INFO(out);
+  CHECK(contains(out,
+                 "/readyz 503 text/plain not ready:|  informer pods (pods) has not synced|"
+                 "  informer cm (configmaps) has not synced|"));
+  pods = true;
+  out = scrape(*port, "/readyz", status);
+  CHECK(contains(out, "/readyz 503 text/plain not ready:|  informer cm (configmaps) has not synced|"));
+  configmaps = true;
+  out = scrape(*port, "/readyz /healthz", status);
+  CHECK(contains(out, "/readyz 200 text/plain ok|"));
+  CHECK(contains(out, "/healthz 200 text/plain ok|"));
+}
+
 }  // namespace
 }  // namespace kinformer

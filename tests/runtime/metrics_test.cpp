@@ -194,5 +194,40 @@ TEST_CASE("python3-prometheus-client parses the rendered text back to the same s
   CHECK(contains(out, "kinformer_test_latency_seconds_count [('verb', 'list')] 3.0\n"));
 }
 
+TEST_CASE("collectors set their values at every render and stop once their hook is gone",
+          "[metrics][item-2][unit]") {
+  MetricsRegistry registry;
+  auto& size = registry.gauge("kinformer_test_cache_objects", "Objects.").get();
+  int calls = 0;
+  auto hook = registry.add_collector([&] { size.set(++calls * 10); });
+  CHECK(contains(registry.render(), "kinformer_test_cache_objects 10\n"));
+  CHECK(contains(registry.render(), "kinformer_test_cache_objects 20\n"));
+  auto moved = std::move(hook);  // the registration moves with the hook
+  CHECK(contains(registry.render(), "kinformer_test_cache_objects 30\n"));
+  moved.reset();
+  CHECK(contains(registry.render(), "kinformer_test_cache_objects 30\n"));
+  CHECK(calls == 3);
+  auto throwing = registry.add_collector([] { throw std::runtime_error("cache gone"); });
+  CHECK(contains(registry.render(), "kinformer_test_cache_objects 30\n"));  // the render goes on
+}
+
+TEST_CASE("readiness checks name what is not ready until it is and end with their hook",
+          "[metrics][item-2][unit]") {
+  MetricsRegistry registry;
+  CHECK(registry.not_ready().empty());
+  bool synced = false;
+  auto pods = registry.add_readiness_check("informer pods (pods) has not synced", [&] { return synced; });
+  {
+    auto broken = registry.add_readiness_check("broken check", []() -> bool { throw std::runtime_error("x"); });
+    CHECK(registry.not_ready() == std::vector<std::string>{"informer pods (pods) has not synced", "broken check"});
+  }
+  CHECK(registry.not_ready() == std::vector<std::string>{"informer pods (pods) has not synced"});
+  synced = true;
+  CHECK(registry.not_ready().empty());
+  synced = false;
+  pods.reset();
+  CHECK(registry.not_ready().empty());
+}
+
 }  // namespace
 }  // namespace kinformer

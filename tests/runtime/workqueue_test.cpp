@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/metrics_text.hpp"
+
 using kinformer::WorkQueue;
 using kinformer::WorkQueueOptions;
 using namespace std::chrono_literals;
@@ -204,4 +206,46 @@ TEST_CASE("the shared token bucket delays keys once its burst is spent", "[workq
   CHECK(queue.len() == 2);
   clock.step(99ms);
   CHECK(queue.len() == 3);
+}
+
+TEST_CASE("a named queue counts adds retries depth and work duration in its registry",
+          "[workqueue][item-2][unit]") {
+  FakeClock clock;
+  kinformer::MetricsRegistry registry;
+  auto options = fake(clock);
+  options.name = "reconcile";
+  options.metrics = &registry;
+  options.qps = 0;  // only the per-key back-off
+  WorkQueue queue(options);
+  auto value = [&](const std::string& series) {
+    return kinformer::testing::sample(registry.render(), series).value_or(-1);
+  };
+  queue.add("a");
+  queue.add("b");
+  queue.add("a");  // deduplicated: not an add
+  CHECK(value(R"(kinformer_workqueue_adds_total{name="reconcile"})") == 2);
+  CHECK(value(R"(kinformer_workqueue_depth{name="reconcile"})") == 2);
+  auto a = queue.try_get();
+  REQUIRE(a == std::optional<std::string>("a"));
+  CHECK(value(R"(kinformer_workqueue_depth{name="reconcile"})") == 1);
+  clock.step(250ms);
+  queue.add_rate_limited("a");  // a failure: retried after its back-off
+  queue.done("a");
+  CHECK(value(R"(kinformer_workqueue_retries_total{name="reconcile"})") == 1);
+  CHECK(value(R"(kinformer_workqueue_work_duration_seconds_count{name="reconcile"})") == 1);
+  CHECK(value(R"(kinformer_workqueue_work_duration_seconds_sum{name="reconcile"})") == Approx(0.25));
+  CHECK(value(R"(kinformer_workqueue_work_duration_seconds_bucket{name="reconcile",le="0.25"})") == 1);
+  clock.step(1s);
+  CHECK(queue.len() == 2);  // b, and a after its back-off
+  CHECK(value(R"(kinformer_workqueue_adds_total{name="reconcile"})") == 3);
+  CHECK(value(R"(kinformer_workqueue_depth{name="reconcile"})") == 2);
+}
+
+TEST_CASE("a queue without a name registers no metrics", "[workqueue][item-2][unit]") {
+  kinformer::MetricsRegistry registry;
+  WorkQueueOptions options;
+  options.metrics = &registry;
+  WorkQueue queue(options);
+  queue.add("a");
+  CHECK(registry.render().empty());
 }

@@ -117,6 +117,7 @@ class FakeSource final : public ListWatch {
                                              ClosedCallback on_closed) override {
     return faults_->watch(options, std::move(on_events), std::move(on_closed));
   }
+  std::string resource() const override { return type_ ? type_->plural : std::string(); }
 
  private:
   ObjectPtr write(const ObjectPtr& object, bool create);

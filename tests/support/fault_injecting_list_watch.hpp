@@ -103,6 +103,7 @@ class FaultInjectingListWatch final : public ListWatch {
   void list(const ListOptions& options, ListCallback done) override;
   [[nodiscard]] std::unique_ptr<Watch> watch(const WatchOptions& options, EventsCallback on_events,
                                              ClosedCallback on_closed) override;
+  std::string resource() const override { return inner_->resource(); }
 
   struct Tap;    // one watch as the caller sees it; defined in the .cpp
   struct Drops;  // the RVs whose events are lost; shared with the taps, which may outlive this

@@ -98,9 +98,9 @@ int run_eval_ett(int argc, char** argv) {
           squared_fp32 += e32 * e32;
           max_difference = std::max(max_difference, static_cast<double>(std::fabs(out.data[at] - out_fp32.data[at])));
         }
-      if (b % 10 == 0) std::fprintf(stderr, "\reval-ett: batch %lld/%lld", static_cast<long long>(b + 1), static_cast<long long>(batches));
+      if (b % 10 == 0)
+        kinformer::log::debug("eval-ett", "progress", {{"batch", b + 1}, {"batches", batches}});
     }
-    std::fprintf(stderr, "\n");
     std::printf("%s split of %s: mse %.6f mae %.6f over %lld windows (features %s, %d/%d/%d, batch %lld drop_last, backend %s %s)\n",
                 split_name.c_str(), o["data"].c_str(), squared / static_cast<double>(n), absolute / static_cast<double>(n),
                 static_cast<long long>(batches * batch), scaler.features.c_str(), c.seq_len, c.label_len, c.pred_len,

@@ -225,14 +225,17 @@ int run_loadgen(int argc, char** argv) {
     if (Clock::now() >= next_progress) {
       next_progress += std::chrono::seconds(1);
       const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-      std::fprintf(stderr,
-                   "loadgen: %5.1fs  ops %llu (create %llu, update %llu, delete %llu)  errors %llu  %.0f "
-                   "ops/s  live %zu\n",
-                   elapsed, static_cast<unsigned long long>(tally.ops()),
-                   static_cast<unsigned long long>(tally.creates),
-                   static_cast<unsigned long long>(tally.updates),
-                   static_cast<unsigned long long>(tally.deletes),
-                   static_cast<unsigned long long>(tally.errors), tally.ops() / elapsed, live.size());
+      char seconds[16];
+      std::snprintf(seconds, sizeof seconds, "%.1f", elapsed);
+      kinformer::log::info("loadgen", "progress",
+                           {{"elapsed_s", seconds},
+                            {"ops", tally.ops()},
+                            {"creates", tally.creates},
+                            {"updates", tally.updates},
+                            {"deletes", tally.deletes},
+                            {"errors", tally.errors},
+                            {"ops_per_s", static_cast<std::uint64_t>(tally.ops() / elapsed)},
+                            {"live", live.size()}});
     }
   }
   const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
