@@ -75,7 +75,7 @@ struct Target {
 
 class RequestHandler {
  public:
-  RequestHandler(ResourceRegistry& registry, Store& store, AppliedConfigurations& applied, const ObjectLimits& limits,
+  RequestHandler(ResourceRegistry& registry, Storage& store, AppliedConfigurations& applied, const ObjectLimits& limits,
                  const HttpRequest& request, Query query)
       : registry_(registry),
         store_(store),
@@ -479,7 +479,7 @@ class RequestHandler {
   }
 
   ResourceRegistry& registry_;
-  Store& store_;
+  Storage& store_;
   AppliedConfigurations& applied_;
   const ObjectLimits& limits_;
   const HttpRequest& request_;

@@ -120,7 +120,7 @@ class AppliedConfigurations {
 class Api {
  public:
   /// `registry` changes at run time when CustomResourceDefinitions are written.
-  Api(ResourceRegistry& registry, Store& store, ObjectLimits limits = {})
+  Api(ResourceRegistry& registry, Storage& store, ObjectLimits limits = {})
       : registry_(registry), store_(store), limits_(limits) {}
 
   /// `server_address` ("127.0.0.1:8080") goes into /api's serverAddressByClientCIDRs.
@@ -130,7 +130,7 @@ class Api {
   ApiReply route(const HttpRequest& request, const std::string& server_address) const;
 
   ResourceRegistry& registry_;
-  Store& store_;
+  Storage& store_;
   ObjectLimits limits_;
   mutable AppliedConfigurations applied_;
 };

@@ -34,12 +34,12 @@ std::optional<ApiError> validate_list(const ListParams& p) {
 
 }  // namespace
 
-ApiResult<Store::ListQuery> plan_list(const Store& store, const ListParams& params) {
+ApiResult<Storage::ListQuery> plan_list(const Storage& store, const ListParams& params) {
   if (auto invalid = validate_list(params)) return *invalid;
   auto rv_param = resource_version_param(params.resource_version);
   if (!rv_param) return rv_param.error();
   const std::optional<std::uint64_t> rv = rv_param.value();
-  Store::ListQuery q;
+  Storage::ListQuery q;
   q.limit = params.limit;
   if (!params.continue_token.empty()) {
     if (rv && *rv != 0)
@@ -49,7 +49,7 @@ ApiResult<Store::ListQuery> plan_list(const Store& store, const ListParams& para
     q.at_revision = decoded->rv;
     q.after_key = decoded->key;
     if (q.at_revision != 0) q.remaining_hint = decoded->remaining;  // used only without a filter
-    if (q.at_revision > store.revision())
+    if (q.at_revision > store.revision_at_least(q.at_revision))
       return ApiError::bad_request("continue key is not valid: its resourceVersion " +
                                    std::to_string(q.at_revision) + " is newer than the server's");
     if (q.at_revision != 0 && q.at_revision < store.compacted_through()) {
@@ -67,7 +67,7 @@ ApiResult<Store::ListQuery> plan_list(const Store& store, const ListParams& para
     return q;
   }
   if (rv && *rv != 0) {
-    const auto current = store.revision();
+    const auto current = store.revision_at_least(*rv);
     if (*rv > current) return ApiError::too_large_resource_version(*rv, current);
     const bool exact = params.resource_version_match == "Exact" ||
                        (params.limit > 0 && params.resource_version_match != "NotOlderThan");
@@ -76,7 +76,7 @@ ApiResult<Store::ListQuery> plan_list(const Store& store, const ListParams& para
   return q;
 }
 
-ApiResult<WatchStart> plan_watch(const Store& store, const WatchParams& params) {
+ApiResult<WatchStart> plan_watch(const Storage& store, const WatchParams& params) {
   if (params.send_initial_events && params.resource_version_match != "NotOlderThan")
     return list_options_invalid(
         "sendInitialEvents",
@@ -94,7 +94,7 @@ ApiResult<WatchStart> plan_watch(const Store& store, const WatchParams& params) 
     return start;
   }
   start.start_after = *rv;
-  if (*rv > store.revision()) start.wait_for_revision = *rv;
+  if (*rv > store.revision_at_least(*rv)) start.wait_for_revision = *rv;
   const auto compacted = store.compacted_through();
   if (*rv < compacted)
     start.final_error = ApiError::expired("too old resource version: " + params.resource_version + " (" +

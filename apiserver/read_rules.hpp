@@ -3,7 +3,7 @@
 // The resourceVersion rules of reads, written once (kube-api-protocol.md §A4-§A5;
 // informer-semantics.md §5.2): how a list's resourceVersion, resourceVersionMatch,
 // limit and continue, and a watch's resourceVersion and sendInitialEvents, become a
-// read of the Store. The HTTP API (api.cpp) and the in-process StoreListWatch both
+// read of the Storage. The HTTP API (api.cpp) and the in-process StoreListWatch both
 // call these, so the two cannot drift apart.
 //
 // Contract
@@ -23,7 +23,7 @@
 //     than the history → one 410 Expired ERROR event; N ahead of the store →
 //     wait_for_revision. sendInitialEvents requires
 //     match NotOlderThan, and a match requires sendInitialEvents (422).
-// Threading: pure functions over a thread-safe Store.
+// Threading: pure functions over a thread-safe Storage.
 // Errors: ApiError values, as the client will see them.
 #pragma once
 
@@ -32,7 +32,7 @@
 #include <string>
 
 #include "apiserver/api_error.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage.hpp"
 
 namespace kinformer::apiserver {
 
@@ -47,7 +47,7 @@ struct ListParams {
 
 /// The store read a list asks for: at_revision, after_key and limit are set; the
 /// namespace and filter are the caller's.
-[[nodiscard]] ApiResult<Store::ListQuery> plan_list(const Store& store, const ListParams& params);
+[[nodiscard]] ApiResult<Storage::ListQuery> plan_list(const Storage& store, const ListParams& params);
 
 /// A watch request's start parameters ("" = absent).
 struct WatchParams {
@@ -69,6 +69,6 @@ struct WatchStart {
   std::uint64_t wait_for_revision = 0;
 };
 
-[[nodiscard]] ApiResult<WatchStart> plan_watch(const Store& store, const WatchParams& params);
+[[nodiscard]] ApiResult<WatchStart> plan_watch(const Storage& store, const WatchParams& params);
 
 }  // namespace kinformer::apiserver

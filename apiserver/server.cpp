@@ -52,7 +52,7 @@ struct Counters {
 struct Shared {
   const ServerOptions* options;
   Api* api;
-  Store* store;
+  Storage* store;
   Counters* counters;
   const Authenticator* auth;
   std::string address;  // "127.0.0.1:PORT", for /api
@@ -392,10 +392,20 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     });
   }
 
+  // A watcher with nothing pending bookmarks at the storage's progress (etcd's
+  // progress notifications), so its client resumes from there, not from its last event.
+  void advance_to_progress() {
+    const auto progress = shared_.store->progress();
+    std::vector<EventPtr> pending;
+    if (progress > position_ && shared_.store->events_after(position_, 1, pending) && pending.empty())
+      position_ = progress;
+  }
+
   void arm_bookmark() {
     bookmark_timer_.expires_after(shared_.options->bookmark_interval);
     bookmark_timer_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_ || self->ending_) return;
+      self->advance_to_progress();
       self->queue_lines({bookmark_line(self->plan_->filter.type(), self->position_, false)});
       self->arm_bookmark();
       self->pump();
@@ -593,8 +603,10 @@ StoreOptions store_options(const ServerOptions& options) {
 struct Server::Impl {
   ServerOptions options;
   ResourceRegistry registry;
-  Store store;
-  Api api;
+  std::unique_ptr<Store> memory;     // without etcd endpoints
+  std::unique_ptr<EtcdStorage> etcd;  // with them, opened by start()
+  Storage* storage = nullptr;         // one of the two
+  std::optional<Api> api;             // over *storage
   Authenticator auth;
   std::unique_ptr<storage::Persistence> persistence;  // with a data file, between start() and stop()
   Counters counters;
@@ -614,9 +626,12 @@ struct Server::Impl {
   Impl(ServerOptions o, ResourceRegistry r)
       : options(std::move(o)),
         registry(std::move(r)),
-        store(registry, store_options(options)),
-        api(registry, store, options.limits),
-        auth(options.token, !options.client_ca_file.empty()) {}
+        auth(options.token, !options.client_ca_file.empty()) {
+    if (!options.etcd.endpoints.empty()) return;
+    memory = std::make_unique<Store>(registry, store_options(options));
+    storage = memory.get();
+    api.emplace(registry, *storage, options.limits);
+  }
 
   void accept() {
     acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
@@ -684,9 +699,18 @@ Server::~Server() { (void)stop(); }
 Result<std::uint16_t> Server::start() {
   auto& s = *impl_;
   if (s.running) return s.port;
+  if (!s.options.etcd.endpoints.empty() && !s.options.data_file.empty())
+    return Error{Errc::server_error, "a data file and etcd endpoints exclude each other: objects live in one place"};
+  if (!s.storage) {
+    auto opened = EtcdStorage::open(s.registry, s.options.etcd);
+    if (!opened) return std::move(opened).error();
+    s.etcd = std::move(opened).value();
+    s.storage = s.etcd.get();
+    s.api.emplace(s.registry, *s.storage, s.options.limits);
+  }
   if (!s.options.data_file.empty() && !s.persistence) {
     auto opened = storage::Persistence::open(
-        s.store, s.registry, {s.options.data_file, s.options.wal_compact_bytes, s.options.repair});
+        *s.memory, s.registry, {s.options.data_file, s.options.wal_compact_bytes, s.options.repair});
     if (!opened) return std::move(opened).error();
     s.persistence = std::move(opened).value();
   }
@@ -722,7 +746,7 @@ Result<std::uint16_t> Server::start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   auto host = address->is_v6() ? "[" + address->to_string() + "]" : address->to_string();
-  s.shared = Shared{&s.options, &s.api,    &s.store, &s.counters, &s.auth, host + ":" + std::to_string(s.port),
+  s.shared = Shared{&s.options, &*s.api,   s.storage, &s.counters, &s.auth, host + ":" + std::to_string(s.port),
                     s.persistence.get()};
   s.connection_cap = s.descriptor_bound();
   s.accept_backoff.emplace(s.acceptor->get_executor());
@@ -766,12 +790,14 @@ std::string Server::url() const {
   return std::string(impl_->tls ? "https://" : "http://") + impl_->shared.address;
 }
 
-Store& Server::store() { return impl_->store; }
+Storage& Server::store() { return *impl_->storage; }
 
 HttpResponse Server::call(const std::string& method, const std::string& target, const std::string& body,
                           const std::string& content_type) {
   HttpRequest request{method, target, content_type, "application/json", body};
-  auto reply = impl_->api.handle(request, impl_->shared.address);
+  if (!impl_->api)
+    return error_response(ApiError{503, "ServiceUnavailable", "the server's etcd storage opens in start()", {}, {}, {}, {}, {}});
+  auto reply = impl_->api->handle(request, impl_->shared.address);
   if (auto& p = impl_->persistence; p && !p->wait_durable(p->sync_point()))
     return error_response(not_persisted());
   if (auto* response = std::get_if<HttpResponse>(&reply)) {

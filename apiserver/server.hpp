@@ -49,6 +49,7 @@
 #include <string>
 
 #include "apiserver/api.hpp"
+#include "apiserver/etcd_storage.hpp"
 #include "apiserver/object_limits.hpp"
 #include "apiserver/resources.hpp"
 #include "apiserver/server_observer.hpp"
@@ -65,6 +66,7 @@ struct ServerOptions {
   std::string tls_key_file;
   std::string client_ca_file;  // PEM CA bundle: client certificates it signed authenticate (TLS only)
   std::string data_file;                   // "" = no persistence
+  EtcdOptions etcd;                        // endpoints set: objects live in etcd (not with data_file)
   std::uint64_t wal_compact_bytes = 64ull << 20;  // log size that triggers a snapshot
   bool repair = false;                     // truncate the log at a corrupt record instead of failing
   std::size_t watch_history = 10000;       // events kept for resumption (410 beyond)
@@ -110,7 +112,8 @@ class Server {
   std::uint16_t port() const;
   /// "http://127.0.0.1:PORT" (https when TLS is on).
   std::string url() const;
-  Store& store();
+  /// The memory Store, or (after start()) the EtcdStorage.
+  Storage& store();
   const ResourceRegistry& registry() const;
 
   /// Serves one API request in-process, without a socket or auth (a demo creating its

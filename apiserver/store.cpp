@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "runtime/selector.hpp"
+#include "apiserver/object_rules.hpp"
 
 namespace kinformer::apiserver {
 
@@ -18,163 +18,11 @@ using nlohmann::json;
 
 namespace {
 
-std::string make_key(std::string_view ns, std::string_view name) {
-  return ns.empty() ? std::string(name) : std::string(ns) + "/" + std::string(name);
-}
-
-std::string now_rfc3339() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char out[32];
-  std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return out;
-}
-
-// Uniqueness matters, unpredictability does not: one generator, used under the store mutex.
-std::mt19937_64& rng() {
-  static std::mt19937_64 generator{std::random_device{}()};
-  return generator;
-}
-
-std::string new_uid() {
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (int i = 0; i < 32; ++i) {
-    if (i == 8 || i == 12 || i == 16 || i == 20) out += '-';
-    auto nibble = rng()() & 0xf;
-    if (i == 12) nibble = 4;                    // version 4
-    if (i == 16) nibble = 8 | (nibble & 0x3);   // RFC 4122 variant
-    out += hex[nibble];
-  }
-  return out;
-}
-
-std::string random_suffix() {
-  static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";  // kube-apiserver's generateName alphabet
-  std::string out;
-  for (int i = 0; i < 5; ++i) out += alphabet[rng()() % (sizeof alphabet - 1)];
-  return out;
-}
-
-// A selectable field's value as kube-apiserver's field selectors see it: scalars as
-// text, absent as "".
-std::string field_value(const json& object, const std::string& path) {
-  const json* at = &object;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    auto dot = path.find('.', start);
-    auto part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!at->is_object()) return {};
-    auto it = at->find(part);
-    if (it == at->end()) return {};
-    at = &*it;
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  if (at->is_string()) return at->get<std::string>();
-  if (at->is_boolean()) return at->get<bool>() ? "true" : "false";
-  if (at->is_number()) return at->dump();
-  return {};
-}
-
-std::optional<ApiError> validate_metadata(const ResourceType& type, const json& object) {
-  auto invalid = [&](std::string field, std::string message) {
-    std::string name;
-    if (object.is_object() && object.contains("metadata") && object["metadata"].is_object() &&
-        object["metadata"].contains("name") && object["metadata"]["name"].is_string())
-      name = object["metadata"]["name"].get<std::string>();
-    return ApiError::invalid(type.group, type.kind, name, {{"FieldValueInvalid", std::move(message), std::move(field)}});
-  };
-  if (!object.is_object()) return ApiError::bad_request("the object must be a JSON object");
-  auto meta = object.find("metadata");
-  if (meta == object.end() || !meta->is_object()) return invalid("metadata", "Required value: metadata must be an object");
-  for (const char* map_field : {"labels", "annotations"}) {
-    auto m = meta->find(map_field);
-    if (m == meta->end() || m->is_null()) continue;
-    if (!m->is_object()) return invalid(std::string("metadata.") + map_field, "Invalid value: must be a map of strings");
-    for (auto it = m->begin(); it != m->end(); ++it)
-      if (!it.value().is_string())
-        return invalid(std::string("metadata.") + map_field + "." + it.key(), "Invalid value: must be a string");
-  }
-  if (auto labels = meta->find("labels"); labels != meta->end() && labels->is_object()) {
-    for (auto it = labels->begin(); it != labels->end(); ++it) {
-      if (auto problem = label_key_problem(it.key()))
-        return invalid("metadata.labels", "Invalid value: \"" + it.key() + "\": " + *problem);
-      if (auto problem = label_value_problem(it.value().get_ref<const std::string&>()))
-        return invalid("metadata.labels",
-                       "Invalid value: \"" + it.value().get<std::string>() + "\": " + *problem);
-    }
-  }
-  for (const char* string_field : {"name", "namespace", "generateName", "resourceVersion", "uid"}) {
-    auto f = meta->find(string_field);
-    if (f != meta->end() && !f->is_null() && !f->is_string())
-      return invalid(std::string("metadata.") + string_field, "Invalid value: must be a string");
-  }
-  return std::nullopt;
-}
-
 // What one history event keeps alive: its line and the object it carries (the
 // previous state is counted by the event that made it).
 std::size_t event_bytes(const StoreEvent& event) { return event.line.size() + event.object->json.size(); }
 
-json without_metadata_and_status(json object) {
-  object.erase("metadata");
-  object.erase("status");
-  return object;
-}
-
 }  // namespace
-
-StoredPtr make_stored(const ResourceType& type, const json& object) {
-  auto out = std::make_shared<StoredObject>();
-  out->type = &type;
-  const auto& meta = object.at("metadata");
-  out->name = meta.value("name", "");
-  out->namespace_name = type.namespaced ? meta.value("namespace", "") : "";
-  out->uid = meta.value("uid", "");
-  out->key = make_key(out->namespace_name, out->name);
-  auto rv = meta.value("resourceVersion", "0");
-  out->resource_version = std::strtoull(rv.c_str(), nullptr, 10);
-  if (auto labels = meta.find("labels"); labels != meta.end() && labels->is_object())
-    for (auto it = labels->begin(); it != labels->end(); ++it)
-      if (it.value().is_string()) out->labels[it.key()] = it.value().get<std::string>();
-  out->fields["metadata.name"] = out->name;
-  if (type.namespaced) out->fields["metadata.namespace"] = out->namespace_name;
-  for (const auto& path : type.selectable_fields)
-    // events' "source" selects on source.component (kube-apiserver's event field set)
-    out->fields[path] = path == "source" ? field_value(object, "source.component") : field_value(object, path);
-  // apiVersion and kind first, so that a list item (which omits them, §A3) is a
-  // suffix of this text and lists share it instead of re-rendering every object.
-  auto& text = out->json;
-  text = "{";
-  auto member = [&](const std::string& key, const json& value) {
-    if (text.size() > 1) text += ',';
-    text += json(key).dump();
-    text += ':';
-    text += value.dump(-1, ' ', false, json::error_handler_t::replace);
-  };
-  for (const char* typed : {"apiVersion", "kind"})
-    if (auto it = object.find(typed); it != object.end()) member(typed, *it);
-  out->untyped_from = text.size() > 1 ? text.size() : 0;
-  for (auto it = object.begin(); it != object.end(); ++it)
-    if (it.key() != "apiVersion" && it.key() != "kind") member(it.key(), it.value());
-  text += '}';
-  return out;
-}
-
-ObjectPtr StoredObject::object() const {
-  if (auto cached = std::atomic_load(&parsed_)) return cached;
-  auto parsed = Object::parse(json);
-  // make_stored() serialized a complete object with a name: parsing it cannot fail
-  assert(parsed && "a stored object's JSON does not parse as an Object");
-  if (!parsed) return nullptr;
-  ObjectPtr expected;
-  ObjectPtr mine = std::move(parsed).value();
-  // two first readers may race: both keep the one that was stored first
-  if (!std::atomic_compare_exchange_strong(&parsed_, &expected, mine)) return expected;
-  return mine;
-}
 
 Store::Store(const ResourceRegistry& registry, StoreOptions options) : registry_(registry), options_(options) {
   if (options_.watch_history == 0) options_.watch_history = 1;
@@ -205,6 +53,11 @@ std::uint64_t Store::revision() const {
   return revision_;
 }
 
+std::uint64_t Store::progress() const {
+  std::lock_guard lock(mu_);
+  return durable_revision_;
+}
+
 std::uint64_t Store::compacted_through() const {
   std::lock_guard lock(mu_);
   return compacted_through_;
@@ -214,7 +67,7 @@ ApiResult<StoredPtr> Store::get(const ResourceType& type, std::string_view ns, s
   std::lock_guard lock(mu_);
   auto bucket = objects_.find(&type);
   if (bucket != objects_.end()) {
-    auto it = bucket->second.find(make_key(type.namespaced ? ns : "", name));
+    auto it = bucket->second.find(object_key(type.namespaced ? ns : "", name));
     if (it != bucket->second.end()) return it->second;
   }
   return ApiError::not_found(type.group, type.plural, std::string(name));
@@ -282,54 +135,17 @@ ApiResult<Store::ListPage> Store::list(const ResourceType& type, const ListQuery
 
 ApiResult<Store::WriteResult> Store::commit_create_locked(const ResourceType& type, std::string_view ns, json object,
                                                           bool dry_run, std::vector<std::function<void()>>& wake) {
-  if (auto bad = validate_metadata(type, object)) return *bad;
-  auto& meta = object["metadata"];
   auto& bucket = objects_[&type];
-  if (type.namespaced) {
-    meta["namespace"] = std::string(ns);
+  auto check_namespace = [&]() -> std::optional<ApiError> {
     auto& namespaces = objects_[registry_.namespaces()];
     if (options_.bootstrap_namespaces && namespaces.find(std::string(ns)) == namespaces.end())
       return ApiError::not_found("", "namespaces", std::string(ns));
-  } else {
-    meta.erase("namespace");
-  }
-  std::string name = meta.value("name", "");
-  if (name.empty()) {
-    std::string prefix = meta.value("generateName", "");
-    if (prefix.empty())
-      return ApiError::invalid(type.group, type.kind, "",
-                               {{"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"}});
-    for (int attempt = 0; attempt < 8 && name.empty(); ++attempt) {
-      auto candidate = prefix + random_suffix();
-      if (bucket.find(make_key(ns, candidate)) == bucket.end()) name = candidate;
-    }
-    if (name.empty()) return ApiError::already_exists(type.group, type.plural, prefix + "*");
-    meta["name"] = name;
-  }
-  // Namespace names are labels; every other kind (nodes, CRDs "plural.group") takes subdomains.
-  const bool label_only = &type == registry_.namespaces();
-  bool valid = label_only ? is_dns_label(name) : is_dns_subdomain(name);
-  if (!valid)
-    return ApiError::invalid(type.group, type.kind, name,
-                             {{"FieldValueInvalid",
-                               "Invalid value: \"" + name + "\": a lowercase RFC 1123 " +
-                                   (label_only ? "label" : "subdomain") +
-                                   " must consist of lower case alphanumeric characters, '-' or '.', and must "
-                                   "start and end with an alphanumeric character",
-                               "metadata.name"}});
-  auto key = make_key(type.namespaced ? ns : "", name);
-  if (bucket.find(key) != bucket.end()) return ApiError::already_exists(type.group, type.plural, name);
-
-  object["kind"] = type.kind;
-  object["apiVersion"] = type.api_version();
-  meta["uid"] = new_uid();
-  meta["creationTimestamp"] = now_rfc3339();
-  meta.erase("deletionTimestamp");
-  meta.erase("managedFields");
-  if (type.tracks_generation) meta["generation"] = 1;
-  if (type.kind == "Pod" && !object.contains("status")) object["status"] = {{"phase", "Pending"}};
-  if (type.kind == "Namespace") object["status"] = {{"phase", "Active"}};
-  meta["resourceVersion"] = std::to_string(revision_ + 1);
+    return std::nullopt;
+  };
+  auto taken = [&](const std::string& key) { return bucket.find(key) != bucket.end(); };
+  if (auto refused = prepare_create(type, ns, object, check_namespace, taken)) return *refused;
+  object["metadata"]["resourceVersion"] = std::to_string(revision_ + 1);
+  auto key = object_key(type.namespaced ? ns : "", object["metadata"]["name"].get<std::string>());
   auto stored = make_stored(type, object);
   if (dry_run) return WriteResult{stored, true};
   ++revision_;
@@ -356,7 +172,7 @@ ApiResult<Store::WriteResult> Store::write(const ResourceType& type, std::string
     std::lock_guard lock(mu_);
     LogHandOff hand_off{*this};
     auto& bucket = objects_[&type];
-    auto key = make_key(type.namespaced ? ns : "", name);
+    auto key = object_key(type.namespaced ? ns : "", name);
     auto it = bucket.find(key);
     if (it == bucket.end()) {
       if (!create_if_absent) return ApiError::not_found(type.group, type.plural, std::string(name));
@@ -369,31 +185,10 @@ ApiResult<Store::WriteResult> Store::write(const ResourceType& type, std::string
     auto changed = mutation(&before);
     if (!changed) return std::move(changed).error();
     json after = std::move(changed).value();
-    if (auto bad = validate_metadata(type, after)) return *bad;
-    auto& meta = after["metadata"];
-    auto current_rv = std::to_string(current->resource_version);
-    auto wanted_rv = meta.value("resourceVersion", "");
-    if (!wanted_rv.empty() && wanted_rv != current_rv)
-      return ApiError::conflict(type.group, type.plural, current->name,
-                                "the object has been modified; please apply your changes to the latest version and try again");
-    if (meta.contains("name") && meta["name"] != current->name)
-      return ApiError::bad_request("the name of the object (" + meta.value("name", "") +
-                                   ") does not match the name on the URL (" + current->name + ")");
-    // Server-owned metadata survives every update.
-    const auto& old_meta = before["metadata"];
-    meta["name"] = current->name;
-    if (type.namespaced) meta["namespace"] = current->namespace_name; else meta.erase("namespace");
-    for (const char* owned : {"uid", "creationTimestamp", "generation", "deletionTimestamp"}) {
-      if (old_meta.contains(owned)) meta[owned] = old_meta[owned]; else meta.erase(owned);
-    }
-    meta.erase("managedFields");
-    after["kind"] = type.kind;
-    after["apiVersion"] = type.api_version();
-    meta["resourceVersion"] = current_rv;
-    if (after == before) return WriteResult{current, false};
-    if (type.tracks_generation && without_metadata_and_status(after) != without_metadata_and_status(before))
-      meta["generation"] = old_meta.value("generation", 0) + 1;
-    meta["resourceVersion"] = std::to_string(revision_ + 1);
+    auto differs = prepare_update(type, *current, before, after);
+    if (!differs) return std::move(differs).error();
+    if (!differs.value()) return WriteResult{current, false};
+    after["metadata"]["resourceVersion"] = std::to_string(revision_ + 1);
     auto stored = make_stored(type, after);
     if (dry_run) return WriteResult{stored, false};
     ++revision_;
@@ -422,24 +217,11 @@ ApiResult<StoredPtr> Store::remove(const ResourceType& type, std::string_view ns
     std::lock_guard lock(mu_);
     LogHandOff hand_off{*this};
     auto& bucket = objects_[&type];
-    auto it = bucket.find(make_key(type.namespaced ? ns : "", name));
+    auto it = bucket.find(object_key(type.namespaced ? ns : "", name));
     if (it == bucket.end()) return ApiError::not_found(type.group, type.plural, std::string(name));
     StoredPtr current = it->second;
-    if (!preconditions.uid.empty() && preconditions.uid != current->uid)
-      return ApiError::conflict(type.group, type.plural, current->name,
-                                "Precondition failed: UID in precondition: " + preconditions.uid +
-                                    ", UID in object meta: " + current->uid);
-    if (!preconditions.resource_version.empty() &&
-        preconditions.resource_version != std::to_string(current->resource_version))
-      return ApiError::conflict(type.group, type.plural, current->name,
-                                "Precondition failed: ResourceVersion in precondition: " +
-                                    preconditions.resource_version + ", ResourceVersion in object meta: " +
-                                    std::to_string(current->resource_version));
-    if (&type == registry_.namespaces() &&
-        (current->name == "default" || current->name == "kube-system" || current->name == "kube-public"))
-      return ApiError{403, "Forbidden",
-                      "namespaces \"" + current->name + "\" is forbidden: this namespace may not be deleted",
-                      current->name, "", "namespaces", {}, {}};
+    if (auto refused = deletion_refused(type, &type == registry_.namespaces(), *current, preconditions))
+      return *refused;
     if (dry_run) return current;
     if (&type == registry_.namespaces()) {
       // Namespace deletion removes what the namespace holds first, one event each.
@@ -459,15 +241,7 @@ ApiResult<StoredPtr> Store::remove(const ResourceType& type, std::string_view ns
 
 void Store::append_event_locked(EventType type, StoredPtr object, StoredPtr previous,
                                 std::vector<std::function<void()>>& wake) {
-  auto event = std::make_shared<StoreEvent>();
-  event->resource_version = object->resource_version;
-  event->type = type;
-  static const char* names[] = {"ADDED", "MODIFIED", "DELETED"};
-  event->line.reserve(object->json.size() + 40);
-  event->line.append("{\"type\":\"").append(names[static_cast<int>(type)]).append("\",\"object\":");
-  event->line.append(object->json).append("}\n");
-  event->object = std::move(object);
-  event->previous = std::move(previous);
+  auto event = make_event(type, std::move(object), std::move(previous));
   history_bytes_ += event_bytes(*event);
   if (log_) unlogged_.push_back(event);
   history_.push_back(std::move(event));

@@ -56,53 +56,12 @@
 
 #include "apiserver/api_error.hpp"
 #include "apiserver/resources.hpp"
+#include "apiserver/storage.hpp"
+#include "apiserver/stored_object.hpp"
 #include "runtime/object.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver {
-
-/// One stored version of an object. Immutable; shared by the store, the history and
-/// every watcher that is sending it.
-struct StoredObject {
-  const ResourceType* type = nullptr;
-  std::string key;        // "namespace/name", or "name" for a cluster-scoped kind
-  std::string namespace_name;
-  std::string name;
-  std::string uid;
-  std::uint64_t resource_version = 0;
-  std::map<std::string, std::string> labels;
-  std::map<std::string, std::string> fields;  // every selectable field path -> value ("" when unset)
-  std::string json;                           // the whole object, serialized, apiVersion and kind first
-  std::size_t untyped_from = 0;  // json[untyped_from] starts what follows apiVersion/kind (0: neither is set)
-
-  /// The object without apiVersion and kind (a built-in list item) as two pieces to
-  /// concatenate, both pointing into `json` or static text.
-  std::pair<std::string_view, std::string_view> untyped_pieces() const {
-    if (untyped_from == 0) return {json, {}};
-    if (json[untyped_from] == '}') return {"{}", {}};
-    return {"{", std::string_view(json).substr(untyped_from + 1)};
-  }
-
-  /// The same content as an immutable runtime Object, parsed on first use and then
-  /// the same ObjectPtr for every caller, so an informer embedded beside the store
-  /// caches the store's objects instead of copies. Any thread may call it.
-  ObjectPtr object() const;
-
- private:
-  mutable ObjectPtr parsed_;  // read and written only with std::atomic_load/store
-};
-using StoredPtr = std::shared_ptr<const StoredObject>;
-
-enum class EventType { added, modified, deleted };
-
-struct StoreEvent {
-  std::uint64_t resource_version = 0;
-  EventType type = EventType::added;
-  StoredPtr object;    // the new state; for deleted, the last state carrying the deletion's RV
-  StoredPtr previous;  // the state before the event (nullptr for added)
-  std::string line;    // {"type":"...","object":{...}}\n, rendered once for every watcher
-};
-using EventPtr = std::shared_ptr<const StoreEvent>;
 
 /// The persistence hook (apiserver/storage/wal.hpp implements it).
 class StoreLog {
@@ -126,77 +85,47 @@ struct StoreOptions {
   std::size_t watch_history_bytes = 256 * 1024 * 1024;
 };
 
-class Store {
+class Store final : public Storage {
  public:
-  /// Computes an object's new content from its current one (nullptr when absent).
-  using Mutation = std::function<ApiResult<nlohmann::json>(const nlohmann::json* current)>;
-
-  struct WriteResult {
-    StoredPtr object;
-    bool created = false;
-  };
-
-  struct ListQuery {
-    std::string namespace_name;       // "" = every namespace
-    std::uint64_t at_revision = 0;    // 0 = latest; else that snapshot (410 when compacted)
-    std::string after_key;            // continue after this key
-    std::size_t limit = 0;            // 0 = no limit
-    std::function<bool(const StoredObject&)> filter;  // nullptr = everything
-    /// Without a filter, in a snapshot (at_revision): the items after after_key, as the
-    /// previous page counted them. The page then stops at its end instead of counting
-    /// the rest again (a page costs O(page), not O(bucket)).
-    std::optional<std::size_t> remaining_hint;
-  };
-
-  struct ListPage {
-    std::vector<StoredPtr> items;  // in key order
-    std::uint64_t revision = 0;    // the snapshot the page was read from
-    std::string last_key;          // set when more matching items remain
-    std::size_t remaining = 0;     // matching items after this page (with a filter: 1 when some remain)
-  };
-
-  struct Preconditions {
-    std::string uid;
-    std::string resource_version;
-  };
-
   Store(const ResourceRegistry& registry, StoreOptions options = {});
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  std::uint64_t revision() const;
+  std::uint64_t revision() const override;
   /// The newest revision whose events are no longer kept: a watch must start at or after it.
-  std::uint64_t compacted_through() const;
+  std::uint64_t compacted_through() const override;
+  std::uint64_t progress() const override;
 
-  ApiResult<StoredPtr> get(const ResourceType& type, std::string_view ns, std::string_view name) const;
-  ApiResult<ListPage> list(const ResourceType& type, const ListQuery& query) const;
+  ApiResult<StoredPtr> get(const ResourceType& type, std::string_view ns, std::string_view name) const override;
+  ApiResult<ListPage> list(const ResourceType& type, const ListQuery& query) const override;
 
   /// Creates `object` (metadata.name or generateName required). 409 AlreadyExists,
   /// 404 for a missing namespace, 422 for an invalid name. dry_run computes without storing.
-  ApiResult<WriteResult> create(const ResourceType& type, std::string_view ns, nlohmann::json object, bool dry_run);
+  ApiResult<WriteResult> create(const ResourceType& type, std::string_view ns, nlohmann::json object,
+                                bool dry_run) override;
 
   /// Replaces the object by mutation(current). A metadata.resourceVersion in the
   /// result that differs from the stored one is 409 Conflict. Absent object: 404,
   /// or a create when create_if_absent (server-side apply).
   ApiResult<WriteResult> write(const ResourceType& type, std::string_view ns, std::string_view name,
-                               const Mutation& mutation, bool create_if_absent, bool dry_run);
+                               const Mutation& mutation, bool create_if_absent, bool dry_run) override;
 
   /// Deletes the object and returns its last state (with the deletion's RV).
   ApiResult<StoredPtr> remove(const ResourceType& type, std::string_view ns, std::string_view name,
-                              const Preconditions& preconditions, bool dry_run);
+                              const Preconditions& preconditions, bool dry_run) override;
 
   /// Appends up to `max` events with RV > after to `out`. Returns false when some of
   /// those events were compacted away (the caller answers 410 Expired).
-  bool events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const;
+  bool events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const override;
 
   /// Calls `wake` once as soon as revision() > rv: immediately (returning 0) if it
   /// already is, else from the next writer (returning a ticket for cancel_wait()).
-  std::uint64_t notify_after(std::uint64_t rv, std::function<void()> wake);
-  void cancel_wait(std::uint64_t ticket);
+  std::uint64_t notify_after(std::uint64_t rv, std::function<void()> wake) override;
+  void cancel_wait(std::uint64_t ticket) override;
 
   /// Drops every kept event: compacted_through() becomes revision(). Watches behind
   /// it and snapshots before it get 410 Expired from then on.
-  void compact();
+  void compact() override;
 
   // ---- persistence hooks (apiserver/storage/) ----
 
@@ -246,7 +175,5 @@ class Store {
   std::uint64_t durable_revision_ = 0;                       // guarded by mu_; what watchers may see
 };
 
-/// Builds a StoredObject from a complete object (selectable fields, labels, key).
-StoredPtr make_stored(const ResourceType& type, const nlohmann::json& object);
 
 }  // namespace kinformer::apiserver

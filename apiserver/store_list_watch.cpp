@@ -91,7 +91,7 @@ std::optional<WatchEvent> seen_by(const StoreEvent& event, const ObjectFilter& f
 // -- one open watch ------------------------------------------------------------------
 
 struct StoreListWatch::Watcher : std::enable_shared_from_this<Watcher> {
-  Watcher(std::shared_ptr<Store> s, std::shared_ptr<std::recursive_mutex> mu, ObjectFilter f, bool b,
+  Watcher(std::shared_ptr<Storage> s, std::shared_ptr<std::recursive_mutex> mu, ObjectFilter f, bool b,
           EventsCallback e, ClosedCallback c)
       : store(std::move(s)),
         delivery_mu(std::move(mu)),
@@ -219,7 +219,7 @@ struct StoreListWatch::Watcher : std::enable_shared_from_this<Watcher> {
     return done;
   }
 
-  const std::shared_ptr<Store> store;
+  const std::shared_ptr<Storage> store;
   const std::shared_ptr<std::recursive_mutex> delivery_mu;  // the source's; guards everything below
   const ObjectFilter filter;
   const bool bookmarks;  // allowWatchBookmarks
@@ -314,7 +314,7 @@ class StoreListWatch::Deadlines {
 
 // -- StoreListWatch ----------------------------------------------------------------------
 
-StoreListWatch::StoreListWatch(std::shared_ptr<Store> store, const ResourceType& type,
+StoreListWatch::StoreListWatch(std::shared_ptr<Storage> store, const ResourceType& type,
                                std::string namespace_name)
     : store_(std::move(store)),
       type_(type),
@@ -392,7 +392,7 @@ std::unique_ptr<Watch> StoreListWatch::watch(const WatchOptions& options, Events
   {
     std::lock_guard delivery(*delivery_mu_);
     if (start->replay_state) {
-      Store::ListQuery query;
+      Storage::ListQuery query;
       query.namespace_name = namespace_;
       const ObjectFilter& f = watcher->filter;
       query.filter = [&f](const StoredObject& o) { return f.matches(o); };

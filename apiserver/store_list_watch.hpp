@@ -1,7 +1,7 @@
 // apiserver/store_list_watch.hpp
 //
 // StoreListWatch: a ListWatch (runtime/list_watch.hpp) served straight from an
-// apiserver::Store, in process and without HTTP, for services that embed both the
+// apiserver::Storage (the memory Store or EtcdStorage), in process and without HTTP, for services that embed both the
 // API server's store and an informer, and for tests (tests/support/fake_source.hpp).
 //
 // Usage
@@ -60,7 +60,7 @@ class StoreListWatch final : public ListWatch {
  public:
   /// Serves the objects of `type` in `namespace_name` ("" = every namespace) from
   /// `store`. `type` must belong to the store's registry and outlive this source.
-  StoreListWatch(std::shared_ptr<Store> store, const ResourceType& type, std::string namespace_name = "");
+  StoreListWatch(std::shared_ptr<Storage> store, const ResourceType& type, std::string namespace_name = "");
   ~StoreListWatch() override;
   StoreListWatch(const StoreListWatch&) = delete;
   StoreListWatch& operator=(const StoreListWatch&) = delete;
@@ -73,7 +73,7 @@ class StoreListWatch final : public ListWatch {
   /// server sends one periodically.
   void bookmark();
 
-  const Store& store() const { return *store_; }
+  const Storage& store() const { return *store_; }
   std::string resource() const override { return type_.plural; }
 
   struct Watcher;   // one open watch; defined in store_list_watch.cpp
@@ -82,7 +82,7 @@ class StoreListWatch final : public ListWatch {
  private:
   std::vector<std::shared_ptr<Watcher>> open_watchers();  // forgets the finished ones
 
-  const std::shared_ptr<Store> store_;
+  const std::shared_ptr<Storage> store_;
   const ResourceType& type_;
   const std::string namespace_;
   // Held while any watch of this source delivers, so that callbacks never overlap and

@@ -12,6 +12,11 @@
 //     waits for its fsynced log record; group commit) and, in the same run, to one
 //     without; ratio = durable / in-memory medians. The data file is under $TMPDIR
 //     (else /tmp): run it on the disk you care about, not a tmpfs.
+//   storage: the same server on each storage ("storage":"memory"|"etcd"; etcd 3.4 started
+//     by the bench on loopback with a temp data dir, on the same disk as $TMPDIR): creates/s
+//     and updates/s of 16 keep-alive clients, watch fan-out to 100 watchers (in-process
+//     creates until every watcher has every event) and the time of one GET of a 10k-object
+//     list. The etcd lines carry the memory figure of the same run and the ratio.
 //
 // `bench_apiserver NAME` runs only the benchmarks whose name contains NAME.
 #include <algorithm>
@@ -33,6 +38,7 @@
 
 #include "apiserver/server.hpp"
 #include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/etcd_process.hpp"
 
 namespace {
 
@@ -58,8 +64,8 @@ Summary summarize(std::vector<double> v) {
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // One run: returns seconds from the first write until every watcher has all `events` lines.
-double fanout_run(int watchers, int events) {
-  ServerOptions options;
+double fanout_run(int watchers, int events, const ServerOptions& base = {}) {
+  ServerOptions options = base;
   options.watch_history = static_cast<std::size_t>(events) + 16;
   options.watch_write_timeout = std::chrono::seconds(60);
   Server server(options);
@@ -154,38 +160,40 @@ void bench_store_create(int objects) {
   std::fflush(stdout);
 }
 
+// Requests/s of `clients` kept-alive threads that POST (or, update, PUT) `per_client` configmaps each.
+double write_rate(std::uint16_t port, int clients, int per_client, bool update) {
+  std::atomic<int> failures{0};
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      HttpConnection connection(port);
+      for (int i = 0; i < per_client; ++i) {
+        auto name = "cm-" + std::to_string(c) + "-" + std::to_string(i);
+        json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}},
+                   {"data", {{"blob", payload}, {"round", update ? "2" : "1"}}}};
+        auto reply = update ? connection.request("PUT", "/api/v1/namespaces/default/configmaps/" + name, cm.dump())
+                            : connection.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump());
+        if (reply.status != (update ? 200 : 201)) failures++;
+      }
+    });
+  for (auto& t : threads) t.join();
+  double took = seconds_since(start);
+  if (failures) {
+    std::fprintf(stderr, "bench: %d failed requests\n", failures.load());
+    std::exit(1);
+  }
+  return clients * per_client / took;
+}
+
 void bench_writes(int clients, int per_client) {
   std::vector<double> create_rates, update_rates;
   for (int r = 0; r < runs; ++r) {
     Server server(ServerOptions{});
     auto port = server.start();
     if (!port) std::exit(1);
-    auto phase = [&](bool update) {
-      std::atomic<int> failures{0};
-      auto start = Clock::now();
-      std::vector<std::thread> threads;
-      for (int c = 0; c < clients; ++c)
-        threads.emplace_back([&, c] {
-          HttpConnection connection(port.value());
-          for (int i = 0; i < per_client; ++i) {
-            auto name = "cm-" + std::to_string(c) + "-" + std::to_string(i);
-            json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}},
-                       {"data", {{"blob", payload}, {"round", update ? "2" : "1"}}}};
-            auto reply = update ? connection.request("PUT", "/api/v1/namespaces/default/configmaps/" + name, cm.dump())
-                                : connection.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump());
-            if (reply.status != (update ? 200 : 201)) failures++;
-          }
-        });
-      for (auto& t : threads) t.join();
-      double took = seconds_since(start);
-      if (failures) {
-        std::fprintf(stderr, "bench: %d failed requests\n", failures.load());
-        std::exit(1);
-      }
-      return clients * per_client / took;
-    };
-    create_rates.push_back(phase(false));
-    update_rates.push_back(phase(true));
+    create_rates.push_back(write_rate(port.value(), clients, per_client, false));
+    update_rates.push_back(write_rate(port.value(), clients, per_client, true));
     std::fprintf(stderr, "bench: writes run %d: create %.0f/s update %.0f/s\n", r + 1, create_rates.back(),
                  update_rates.back());
     (void)server.stop();
@@ -262,6 +270,101 @@ void bench_create_durable(int clients, int per_client) {
   std::fflush(stdout);
 }
 
+// ---- the storage comparison (issue 16) ----
+
+struct StorageFigures {
+  double creates_per_s = 0, updates_per_s = 0, fanout_events_per_s = 0, list_ms = 0;
+};
+
+StorageFigures storage_run(const ServerOptions& options, int clients, int per_client, int watchers, int events,
+                           int list_objects) {
+  StorageFigures out;
+  {
+    Server server(options);
+    auto port = server.start();
+    if (!port) {
+      std::fprintf(stderr, "bench: %s\n", port.error().message.c_str());
+      std::exit(1);
+    }
+    out.creates_per_s = write_rate(port.value(), clients, per_client, false);
+    out.updates_per_s = write_rate(port.value(), clients, per_client, true);
+    // the 10k list: in-process creates into a namespace of its own, then one GET over HTTP
+    const auto& cms = *server.registry().find("", "v1", "configmaps");
+    const auto& namespaces = *server.registry().namespaces();
+    (void)server.store().create(namespaces, "", json{{"metadata", {{"name", "big"}}}}, false);
+    std::vector<std::thread> fillers;  // 16 writers: etcd commits concurrent writes with one fsync
+    for (int t = 0; t < 16; ++t)
+      fillers.emplace_back([&, t] {
+        for (int i = t; i < list_objects; i += 16) {
+          json cm = {{"metadata", {{"name", "cm-" + std::to_string(i)}}}, {"data", {{"blob", payload}}}};
+          if (!server.store().create(cms, "big", std::move(cm), false)) std::exit(1);
+        }
+      });
+    for (auto& t : fillers) t.join();
+    std::vector<double> list_ms;
+    for (int r = 0; r < 3; ++r) {
+      auto start = Clock::now();
+      auto reply = kinformer::testing::http_request(port.value(), "GET", "/api/v1/namespaces/big/configmaps", "",
+                                                    "application/json", {}, std::chrono::seconds(60));
+      list_ms.push_back(seconds_since(start) * 1000);
+      if (reply.status != 200 || reply.body.size() < static_cast<std::size_t>(list_objects) * payload.size()) {
+        std::fprintf(stderr, "bench: the %d-object list failed (%d)\n", list_objects, reply.status);
+        std::exit(1);
+      }
+    }
+    out.list_ms = summarize(list_ms).median;
+    (void)server.stop();
+  }
+  out.fanout_events_per_s = events / fanout_run(watchers, events, options);
+  return out;
+}
+
+void bench_storage(int clients, int per_client, int watchers, int events, int list_objects) {
+  kinformer::testing::EtcdProcess etcd;
+  if (!etcd.ready()) {
+    std::fprintf(stderr, "bench: etcd did not start: %s\n", etcd.log().c_str());
+    std::exit(1);
+  }
+  std::vector<StorageFigures> memory, on_etcd;
+  constexpr int storage_runs = 2;
+  for (int r = 0; r < storage_runs; ++r) {  // interleaved, so both see the same machine load
+    memory.push_back(storage_run(ServerOptions{}, clients, per_client, watchers, events, list_objects));
+    ServerOptions options;
+    options.etcd.endpoints = {etcd.endpoint()};
+    options.etcd.prefix = "/bench-" + std::to_string(r);  // a fresh key space per run
+    options.etcd.watch_history = static_cast<std::size_t>(events) + 16;
+    on_etcd.push_back(storage_run(options, clients, per_client, watchers, events, list_objects));
+    std::fprintf(stderr, "bench: storage run %d: memory %.0f/%.0f/%.0f/%.1f ms, etcd %.0f/%.0f/%.0f/%.1f ms "
+                 "(creates/s, updates/s, fan-out events/s, list)\n", r + 1, memory.back().creates_per_s,
+                 memory.back().updates_per_s, memory.back().fanout_events_per_s, memory.back().list_ms,
+                 on_etcd.back().creates_per_s, on_etcd.back().updates_per_s, on_etcd.back().fanout_events_per_s,
+                 on_etcd.back().list_ms);
+  }
+  auto median = [](const std::vector<StorageFigures>& runs_of, double StorageFigures::*field) {
+    std::vector<double> v;
+    for (const auto& f : runs_of) v.push_back(f.*field);
+    return summarize(v).median;
+  };
+  struct Line {
+    const char* bench;
+    const char* unit;
+    double StorageFigures::*field;
+  };
+  for (auto line : {Line{"apiserver_storage_create", "requests_per_s", &StorageFigures::creates_per_s},
+                    Line{"apiserver_storage_update", "requests_per_s", &StorageFigures::updates_per_s},
+                    Line{"apiserver_storage_watch_fanout", "events_per_s", &StorageFigures::fanout_events_per_s},
+                    Line{"apiserver_storage_list", "list_ms", &StorageFigures::list_ms}}) {
+    const double m = median(memory, line.field), e = median(on_etcd, line.field);
+    std::printf("{\"bench\":\"%s\",\"storage\":\"memory\",\"clients\":%d,\"watchers\":%d,\"objects\":%d,"
+                "\"runs\":%d,\"%s\":%.1f}\n",
+                line.bench, clients, watchers, list_objects, storage_runs, line.unit, m);
+    std::printf("{\"bench\":\"%s\",\"storage\":\"etcd\",\"clients\":%d,\"watchers\":%d,\"objects\":%d,"
+                "\"runs\":%d,\"%s\":%.1f,\"memory_%s\":%.1f,\"ratio\":%.3f}\n",
+                line.bench, clients, watchers, list_objects, storage_runs, line.unit, e, line.unit, m, e / m);
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -281,5 +384,6 @@ int main(int argc, char** argv) {
   }
   if (wanted("apiserver_create apiserver_update")) bench_writes(2, 2000);
   if (wanted("apiserver_create_durable")) bench_create_durable(16, 300);
+  if (wanted("apiserver_storage")) bench_storage(16, 50, 100, 1000, 10000);
   return 0;
 }

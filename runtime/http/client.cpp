@@ -51,7 +51,7 @@ struct Client::Impl {
     Impl* impl = nullptr;
     std::shared_ptr<StreamSink> sink;
     std::shared_ptr<Connection> connection;
-    bhttp::request<bhttp::empty_body> request;
+    bhttp::request<bhttp::string_body> request;  // a GET, or a POST with a body (etcd watch)
     std::chrono::milliseconds deadline{0};
     bool ok_status = false;
     std::string error_body;
@@ -338,15 +338,27 @@ Result<Response> Client::request_sync(Request request) {
 
 std::shared_ptr<StreamHandle> Client::stream(std::string target, std::shared_ptr<StreamSink> sink,
                                              std::chrono::milliseconds deadline) {
+  Request request;
+  request.target = std::move(target);
+  return stream(std::move(request), std::move(sink), deadline);
+}
+
+std::shared_ptr<StreamHandle> Client::stream(Request request, std::shared_ptr<StreamSink> sink,
+                                             std::chrono::milliseconds deadline) {
   auto op = std::make_shared<Impl::StreamOp>();
   op->impl = impl_.get();
   op->sink = std::move(sink);
   op->deadline = deadline;
-  op->request.method(bhttp::verb::get);
-  op->request.target(impl_->address.base_path + target);
+  op->request.method_string(request.method);
+  op->request.target(impl_->address.base_path + request.target);
   op->request.version(11);
   op->request.keep_alive(true);
   impl_->set_headers(op->request);
+  if (!request.body.empty() || request.method != "GET") {
+    op->request.set(bhttp::field::content_type, request.content_type);
+    op->request.body() = std::move(request.body);
+    op->request.prepare_payload();
+  }
   net::post(impl_->io, [impl = impl_.get(), op] { impl->start_stream(op); });
   return std::make_shared<Impl::Handle>(shared_from_this(), op);
 }

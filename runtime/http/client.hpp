@@ -13,7 +13,7 @@
 //     padding reserved past its end.
 //   * Every request carries "Authorization: Bearer <token>" when a token is set;
 //     the token appears in no error and no log line.
-//   * stream() opens a connection of its own, sends a GET and, on a 200, hands the
+//   * stream() opens a connection of its own, sends a GET (or the given request) and, on a 200, hands the
 //     body to the sink as it arrives: on_body() for each piece of a read, then
 //     on_read() once per socket read (up to 64 KiB). A non-200 answer is read
 //     whole (bounded) and ends the stream with its Error. on_end() runs exactly
@@ -88,6 +88,9 @@ class Client : public std::enable_shared_from_this<Client> {
   /// Opens a stream for GET `target`; the body's read stops after `deadline`
   /// (0 = never), which ends the stream with Errc::connection_failed.
   std::shared_ptr<StreamHandle> stream(std::string target, std::shared_ptr<StreamSink> sink,
+                                       std::chrono::milliseconds deadline = std::chrono::milliseconds(0));
+  /// stream() for any method with a body (etcd's v3 watch is a POST whose answer streams).
+  std::shared_ptr<StreamHandle> stream(Request request, std::shared_ptr<StreamSink> sink,
                                        std::chrono::milliseconds deadline = std::chrono::milliseconds(0));
 
   const ClientConfig& config() const;

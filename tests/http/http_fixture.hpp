@@ -23,23 +23,9 @@
 #include "runtime/http/client.hpp"
 #include "runtime/http/http_list_watch.hpp"
 #include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/eventually.hpp"
 
 namespace kinformer::testing {
-
-/// Polls `done` until true (true), or fails the test with `why` after `deadline`.
-template <class Pred>
-bool eventually(Pred done, const std::string& why,
-                std::chrono::milliseconds deadline = std::chrono::seconds(30)) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) {
-      FAIL_CHECK("timed out waiting: " << why);
-      return false;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return true;
-}
 
 /// What one handler saw: the last state per key, deletions, tombstones, errors.
 /// With record_deletions false it keeps only the last state of the live keys, so its

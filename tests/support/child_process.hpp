@@ -64,6 +64,14 @@ class ChildProcess {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return running() ? -1 : exit_code_;
   }
+  /// SIGKILL at once (a crash), then reaps it.
+  void kill() {
+    if (pid_ <= 0 || !running()) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    exited_ = true;
+    exit_code_ = -1;
+  }
   /// SIGTERM, up to 10 s to exit, then SIGKILL. Returns the exit code (-1 if killed).
   int stop() {
     if (pid_ <= 0 || !running()) return exit_code_;

@@ -48,6 +48,10 @@ constexpr const char* usage =
     "  --repair               truncate the log at a corrupt record (dropping it and every later write)\n"
     "                         instead of refusing to start\n"
     "  --watch-history N      events kept for watch resumption; older resourceVersions get 410 (default 10000)\n"
+    "  --etcd-endpoints URL[,URL...]  keep objects in etcd 3.4 (http://host:port, failover in order), so\n"
+    "                         several servers share them; excludes --data-file\n"
+    "  --etcd-prefix P        the etcd key prefix (default /registry): P/<resource>/<namespace>/<name>\n"
+    "  --etcd-compaction-interval S  compact etcd's old revisions every S seconds (default 300; 0 = never)\n"
     "  --resource G/V/KIND/PLURAL   serve an extra namespaced resource, e.g.\n"
     "                         metrics.kinformer.io/v1/MetricSeries/metricseries (repeatable)\n"
     "  --resources-file FILE  one G/V/KIND/PLURAL per line ('#' comments)\n"
@@ -157,12 +161,31 @@ int run_apiserver(int argc, char** argv) {
       options.watch_history_bytes = static_cast<std::size_t>(n);
     } else if (arg == "--data-file" && value(v)) {
       options.data_file = v;
+    } else if (arg == "--etcd-endpoints" && value(v)) {
+      options.etcd.endpoints.clear();
+      const std::string urls = v;
+      for (std::size_t start = 0; start <= urls.size();) {
+        auto comma = urls.find(',', start);
+        auto endpoint = urls.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (!endpoint.empty()) options.etcd.endpoints.push_back(endpoint);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      if (options.etcd.endpoints.empty()) {
+        kinformer::log::error("apiserver", "--etcd-endpoints names no endpoint");
+        return 2;
+      }
+    } else if (arg == "--etcd-prefix" && value(v)) {
+      options.etcd.prefix = v;
+    } else if (arg == "--etcd-compaction-interval" && value(v) && parse_number(v, 86400 * 365, n)) {
+      options.etcd.compaction_interval = std::chrono::seconds(n);
     } else if (arg == "--repair") {
       options.repair = true;
     } else if (arg == "--wal-max-bytes" && value(v) && parse_number(v, 1ull << 40, n) && n >= 4096) {
       options.wal_compact_bytes = n;
     } else if (arg == "--watch-history" && value(v) && parse_number(v, 100000000, n) && n > 0) {
       options.watch_history = static_cast<std::size_t>(n);
+      options.etcd.watch_history = options.watch_history;
     } else if (arg == "--bookmark-interval" && value(v) && parse_number(v, 86400, n) && n > 0) {
       options.bookmark_interval = std::chrono::seconds(n);
     } else if (arg == "--threads" && value(v) && parse_number(v, 64, n) && n > 0) {
@@ -205,7 +228,8 @@ int run_apiserver(int argc, char** argv) {
                          : (options.client_ca_file.empty() ? "bearer token" : "bearer token or client certificate");
   kinformer::log::info("apiserver", "serving",
                        {{"url", server.url()}, {"tls", !options.tls_cert_file.empty()}, {"auth", auth},
-                        {"data_file", options.data_file.empty() ? "-" : options.data_file}});
+                        {"data_file", options.data_file.empty() ? "-" : options.data_file},
+                        {"etcd", options.etcd.endpoints.empty() ? "-" : options.etcd.endpoints.front()}});
   // Ready once serving: the store is loaded (start() recovers the data file first).
   kinformer::MetricsServer metrics({&kinformer::default_registry(), {}, options.bind_address, metrics_port});
   if (serve_metrics) {

@@ -1,0 +1,638 @@
+#include "apiserver/etcd_storage.hpp"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "apiserver/object_rules.hpp"
+#include "runtime/log.hpp"
+
+namespace kinformer::apiserver {
+
+using nlohmann::json;
+
+namespace {
+
+// A write that loses the race to another writer is read and computed again this often.
+constexpr int max_write_attempts = 16;
+// Keys per range request when a list has no limit (or a filter skips items).
+constexpr std::int64_t range_chunk = 1000;
+
+ApiError unavailable(const Error& error) {
+  if (error.message.find("timed out") != std::string::npos)
+    return ApiError{504, "Timeout", "Timeout: etcd did not answer in time: " + error.message, {}, {}, {},
+                    {},  {}};
+  return ApiError{503, "ServiceUnavailable", error.message, {}, {}, {}, {}, {}};
+}
+
+bool succeeded(const json& txn) { return txn.value("succeeded", false); }
+
+// The kvs of a Txn's first (range) response.
+const json& first_range_kvs(const json& txn) {
+  static const json none = json::array();
+  auto responses = txn.find("responses");
+  if (responses == txn.end() || !responses->is_array() || responses->empty()) return none;
+  auto r = (*responses)[0].find("response_range");
+  if (r == (*responses)[0].end()) return none;
+  auto kvs = r->find("kvs");
+  return kvs == r->end() ? none : *kvs;
+}
+
+json compare_mod(const std::string& key, std::uint64_t mod_revision) {
+  return {
+      {"key", EtcdClient::encode(key)}, {"target", "MOD"}, {"mod_revision", std::to_string(mod_revision)}};
+}
+
+bool is_terminating(const StoredObject& ns) {
+  auto parsed = json::parse(ns.json, nullptr, false);
+  if (!parsed.is_object()) return false;
+  auto status = parsed.find("status");
+  return status != parsed.end() && status->is_object() && status->value("phase", "") == "Terminating";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(const ResourceRegistry& registry,
+                                                       EtcdOptions options) {
+  if (options.prefix.empty() || options.prefix.front() != '/' || options.prefix.back() == '/')
+    return Error{Errc::server_error,
+                 "--etcd-prefix must start with '/' and not end with one: \"" + options.prefix + "\""};
+  auto client =
+      EtcdClient::create({options.endpoints, options.request_timeout, std::chrono::milliseconds(1000)});
+  if (!client) return std::move(client).error();
+  auto status = client.value()->call("/v3/maintenance/status", json::object());
+  if (!status) return Error{Errc::connection_failed, "cannot reach etcd: " + status.error().message};
+  const auto start = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
+  std::unique_ptr<EtcdStorage> storage(
+      new EtcdStorage(registry, std::move(options), std::move(client).value()));
+  storage->window_start_ = storage->watched_ = storage->last_event_ = start;
+  storage->watch_thread_ = std::thread([s = storage.get()] { s->watch_loop(); });
+  if (auto made = storage->ensure_bootstrap_namespaces(); !made) return std::move(made).error();
+  if (storage->options_.compaction_interval.count() > 0)
+    storage->compactor_thread_ = std::thread([s = storage.get()] { s->compactor_loop(); });
+  return storage;
+}
+
+EtcdStorage::EtcdStorage(const ResourceRegistry& registry, EtcdOptions options,
+                         std::unique_ptr<EtcdClient> client)
+    : registry_(registry), options_(std::move(options)), client_(std::move(client)) {}
+
+EtcdStorage::~EtcdStorage() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (watch_thread_.joinable()) watch_thread_.join();
+  if (compactor_thread_.joinable()) compactor_thread_.join();
+}
+
+// ---- keys ----
+
+std::string EtcdStorage::resource_segment(const ResourceType& type) const {
+  std::string segment = type.builtin || type.group.empty() ? type.plural : type.group + "/" + type.plural;
+  // Two versions of one group/plural are separate resources here: the later ones get their own keys.
+  for (const auto& other : registry_.all()) {
+    if (&other == &type) break;
+    if (other.group == type.group && other.plural == type.plural) return segment + "/" + type.version;
+  }
+  return segment;
+}
+
+std::string EtcdStorage::type_prefix(const ResourceType& type) const {
+  return options_.prefix + "/" + resource_segment(type) + "/";
+}
+
+std::string EtcdStorage::key_of(const ResourceType& type, std::string_view ns, std::string_view name) const {
+  return type_prefix(type) + object_key(type.namespaced ? ns : "", name);
+}
+
+const ResourceType* EtcdStorage::type_of_key(const std::string& key) const {
+  const ResourceType* best = nullptr;
+  std::size_t best_length = 0;
+  for (const auto& type : registry_.all()) {
+    auto prefix = type_prefix(type);
+    if (prefix.size() > best_length && key.compare(0, prefix.size(), prefix) == 0) {
+      best = &type;
+      best_length = prefix.size();
+    }
+  }
+  return best;
+}
+
+// ---- etcd round trips ----
+
+ApiResult<json> EtcdStorage::call(std::string_view path, const json& body) const {
+  auto answer = client_->call(path, body);
+  if (answer) return std::move(answer).value();
+  const auto& error = answer.error();
+  switch (error.code) {
+    case Errc::gone:
+      return ApiError::expired("too old resource version: " + error.message);
+    case Errc::too_large_rv:
+      return ApiError{504,
+                      "Timeout",
+                      "Too large resource version: " + error.message,
+                      {},
+                      {},
+                      {},
+                      {{"ResourceVersionTooLarge", "Too large resource version", ""}},
+                      {}};
+    case Errc::connection_failed:
+      return unavailable(error);
+    default:
+      return ApiError::internal(error.message);
+  }
+}
+
+StoredPtr EtcdStorage::stored_from(const ResourceType& type, const json& kv, std::int64_t revision) const {
+  auto object = json::parse(EtcdClient::decode(kv.value("value", json())), nullptr, false);
+  if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object() ||
+      !object["metadata"].contains("name")) {
+    log::warn("apiserver", "etcd value is not an object; skipped", {{"key", EtcdClient::decode(kv["key"])}});
+    return nullptr;
+  }
+  object["metadata"]["resourceVersion"] = std::to_string(revision);
+  return make_stored(type, object);
+}
+
+ApiResult<StoredPtr> EtcdStorage::read(const ResourceType& type, const std::string& key) const {
+  auto answer = call("/v3/kv/range", {{"key", EtcdClient::encode(key)}});
+  if (!answer) return std::move(answer).error();
+  auto kvs = answer->find("kvs");
+  if (kvs == answer->end() || !kvs->is_array() || kvs->empty()) return StoredPtr{};
+  const auto& kv = (*kvs)[0];
+  return stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
+}
+
+std::uint64_t EtcdStorage::revision() const {
+  std::lock_guard lock(mu_);
+  return std::max<std::uint64_t>(watched_, static_cast<std::uint64_t>(client_->last_revision()));
+}
+
+std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
+  auto now = revision();
+  if (now >= wanted) return now;
+  (void)client_->call("/v3/maintenance/status",
+                      json::object());  // another server wrote it: learn the revision
+  return revision();
+}
+
+std::uint64_t EtcdStorage::compacted_through() const {
+  std::lock_guard lock(mu_);
+  return window_start_;
+}
+
+std::uint64_t EtcdStorage::progress() const {
+  std::lock_guard lock(mu_);
+  return watched_;
+}
+
+bool EtcdStorage::watching() const {
+  std::lock_guard lock(mu_);
+  return stream_open_;
+}
+
+ApiResult<StoredPtr> EtcdStorage::get(const ResourceType& type, std::string_view ns,
+                                      std::string_view name) const {
+  auto found = read(type, key_of(type, ns, name));
+  if (!found) return std::move(found).error();
+  if (!found.value()) return ApiError::not_found(type.group, type.plural, std::string(name));
+  return found;
+}
+
+ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const ListQuery& query) const {
+  const std::string base = type_prefix(type);
+  const std::string start = base + (query.namespace_name.empty() ? "" : query.namespace_name + "/");
+  const std::string end = EtcdClient::prefix_end(start);
+  std::string from = query.after_key.empty() ? start : base + query.after_key + std::string(1, '\0');
+  ListPage page;
+  std::uint64_t at = query.at_revision;
+  std::int64_t total = -1;   // keys in [from, end) at the snapshot, from the first answer
+  std::int64_t scanned = 0;  // keys looked at so far
+  const std::int64_t chunk =
+      query.limit != 0 && !query.filter ? static_cast<std::int64_t>(query.limit) + 1 : range_chunk;
+  while (true) {
+    json body = {{"key", EtcdClient::encode(from)}, {"range_end", EtcdClient::encode(end)}, {"limit", chunk}};
+    if (at != 0) body["revision"] = std::to_string(at);
+    auto answer = call("/v3/kv/range", body);
+    if (!answer) return std::move(answer).error();
+    if (at == 0) at = static_cast<std::uint64_t>(EtcdClient::number(answer->at("header"), "revision"));
+    if (total < 0) total = EtcdClient::number(*answer, "count");
+    auto kvs = answer->find("kvs");
+    if (kvs == answer->end() || !kvs->is_array() || kvs->empty()) break;
+    for (const auto& kv : *kvs) {
+      ++scanned;
+      auto stored = stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
+      if (!stored || (query.filter && !query.filter(*stored))) continue;
+      if (query.limit != 0 && page.items.size() == query.limit) {
+        page.last_key = page.items.back()->key;
+        page.remaining =
+            query.filter ? 1 : static_cast<std::size_t>(std::max<std::int64_t>(1, total - scanned + 1));
+        page.revision = at;
+        return page;
+      }
+      page.items.push_back(std::move(stored));
+    }
+    if (!answer->value("more", false)) break;
+    from = EtcdClient::decode(kvs->back().at("key")) + std::string(1, '\0');
+  }
+  page.revision = at;
+  return page;
+}
+
+// ---- writes ----
+
+ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& type, std::string_view ns,
+                                                         json object, bool dry_run, bool& retry) {
+  retry = false;
+  std::uint64_t namespace_revision = 0;
+  std::string namespace_key;
+  auto check_namespace = [&]() -> std::optional<ApiError> {
+    namespace_key = key_of(*registry_.namespaces(), "", ns);
+    auto found = read(*registry_.namespaces(), namespace_key);
+    if (!found) return std::move(found).error();
+    if (!found.value()) return ApiError::not_found("", "namespaces", std::string(ns));
+    if (is_terminating(*found.value()))
+      return ApiError::forbidden(
+          type.group, type.plural, object["metadata"].value("name", ""),
+          "unable to create new content in namespace " + std::string(ns) + " because it is being terminated");
+    namespace_revision = found.value()->resource_version;
+    return std::nullopt;
+  };
+  // Taken names show up as a failed Txn below; generateName's random suffix rarely collides.
+  auto taken = [](const std::string&) { return false; };
+  if (auto refused = prepare_create(type, ns, object, check_namespace, taken)) return *refused;
+  const std::string name = object["metadata"]["name"].get<std::string>();
+  const std::string key = key_of(type, ns, name);
+  if (dry_run) {
+    auto existing = read(type, key);
+    if (!existing) return std::move(existing).error();
+    if (existing.value()) return ApiError::already_exists(type.group, type.plural, name);
+    object["metadata"]["resourceVersion"] = std::to_string(revision() + 1);
+    return WriteResult{make_stored(type, object), true};
+  }
+  object["metadata"].erase("resourceVersion");
+  json compare =
+      json::array({{{"key", EtcdClient::encode(key)}, {"target", "CREATE"}, {"create_revision", "0"}}});
+  if (namespace_revision != 0) compare.push_back(compare_mod(namespace_key, namespace_revision));
+  json txn = {
+      {"compare", compare},
+      {"success",
+       json::array({{{"request_put",
+                      {{"key", EtcdClient::encode(key)}, {"value", EtcdClient::encode(object.dump())}}}}})},
+      {"failure", json::array({{{"request_range", {{"key", EtcdClient::encode(key)}}}}})}};
+  auto answer = call("/v3/kv/txn", txn);
+  if (!answer) return std::move(answer).error();
+  if (!succeeded(*answer)) {
+    if (!first_range_kvs(*answer).empty()) return ApiError::already_exists(type.group, type.plural, name);
+    retry = true;  // the namespace changed meanwhile (e.g. it is being deleted): check it again
+    return ApiError::conflict(type.group, type.plural, name, "the namespace changed during the create");
+  }
+  object["metadata"]["resourceVersion"] =
+      std::to_string(EtcdClient::number(answer->at("header"), "revision"));
+  return WriteResult{make_stored(type, object), true};
+}
+
+ApiResult<Storage::WriteResult> EtcdStorage::create(const ResourceType& type, std::string_view ns,
+                                                    json object, bool dry_run) {
+  for (int attempt = 0; attempt < max_write_attempts; ++attempt) {
+    bool retry = false;
+    auto result = create_once(type, ns, object, dry_run, retry);
+    if (!retry) return result;
+  }
+  return ApiError::conflict(type.group, type.plural, "", "the namespace kept changing during the create");
+}
+
+ApiResult<Storage::WriteResult> EtcdStorage::write(const ResourceType& type, std::string_view ns,
+                                                   std::string_view name, const Mutation& mutation,
+                                                   bool create_if_absent, bool dry_run) {
+  const std::string key = key_of(type, ns, name);
+  for (int attempt = 0; attempt < max_write_attempts; ++attempt) {
+    auto current = read(type, key);
+    if (!current) return std::move(current).error();
+    if (!current.value()) {
+      if (!create_if_absent) return ApiError::not_found(type.group, type.plural, std::string(name));
+      auto fresh = mutation(nullptr);
+      if (!fresh) return std::move(fresh).error();
+      bool retry = false;
+      auto created = create_once(type, ns, std::move(fresh).value(), dry_run, retry);
+      if (retry || (!created && created.error().reason == "AlreadyExists")) continue;  // raced: read again
+      return created;
+    }
+    const StoredPtr existing = current.value();
+    json before = json::parse(existing->json);
+    auto changed = mutation(&before);
+    if (!changed) return std::move(changed).error();
+    json after = std::move(changed).value();
+    auto differs = prepare_update(type, *existing, before, after);
+    if (!differs) return std::move(differs).error();
+    if (!differs.value()) return WriteResult{existing, false};
+    if (dry_run) {
+      after["metadata"]["resourceVersion"] = std::to_string(revision() + 1);
+      return WriteResult{make_stored(type, after), false};
+    }
+    after["metadata"].erase("resourceVersion");
+    json txn = {
+        {"compare", json::array({compare_mod(key, existing->resource_version)})},
+        {"success",
+         json::array({{{"request_put",
+                        {{"key", EtcdClient::encode(key)}, {"value", EtcdClient::encode(after.dump())}}}}})}};
+    auto answer = call("/v3/kv/txn", txn);
+    if (!answer) return std::move(answer).error();
+    if (!succeeded(*answer)) continue;  // another writer won: compute again on its result
+    after["metadata"]["resourceVersion"] =
+        std::to_string(EtcdClient::number(answer->at("header"), "revision"));
+    return WriteResult{make_stored(type, after), false};
+  }
+  return ApiError::conflict(
+      type.group, type.plural, std::string(name),
+      "the object kept changing; please apply your changes to the latest version and try again");
+}
+
+ApiResult<StoredPtr> EtcdStorage::delete_one(const ResourceType& type, const StoredPtr& current) {
+  const std::string key = key_of(type, current->namespace_name, current->name);
+  json txn = {{"compare", json::array({compare_mod(key, current->resource_version)})},
+              {"success", json::array({{{"request_delete_range", {{"key", EtcdClient::encode(key)}}}}})}};
+  auto answer = call("/v3/kv/txn", txn);
+  if (!answer) return std::move(answer).error();
+  if (!succeeded(*answer))
+    return ApiError::conflict(type.group, type.plural, current->name, "changed meanwhile");
+  json last = json::parse(current->json);
+  last["metadata"]["resourceVersion"] = std::to_string(EtcdClient::number(answer->at("header"), "revision"));
+  return make_stored(type, last);
+}
+
+ApiResult<StoredPtr> EtcdStorage::remove(const ResourceType& type, std::string_view ns, std::string_view name,
+                                         const Preconditions& preconditions, bool dry_run) {
+  const std::string key = key_of(type, ns, name);
+  const bool is_namespace = &type == registry_.namespaces();
+  for (int attempt = 0; attempt < max_write_attempts; ++attempt) {
+    auto current = read(type, key);
+    if (!current) return std::move(current).error();
+    if (!current.value()) return ApiError::not_found(type.group, type.plural, std::string(name));
+    StoredPtr existing = current.value();
+    if (auto refused = deletion_refused(type, is_namespace, *existing, preconditions)) return *refused;
+    if (dry_run) return existing;
+    if (is_namespace) {
+      if (!is_terminating(*existing)) {
+        // Terminating first: creates in the namespace compare its mod_revision, so none
+        // lands after the cascade below has looked.
+        auto marked = write(
+            type, "", name,
+            [](const json* now) -> ApiResult<json> {
+              json next = *now;
+              next["status"]["phase"] = "Terminating";
+              return next;
+            },
+            false, false);
+        if (!marked) return std::move(marked).error();
+        existing = marked->object;
+      }
+      for (const auto& owner : registry_.all()) {
+        if (!owner.namespaced) continue;
+        while (true) {
+          Storage::ListQuery query;
+          query.namespace_name = existing->name;
+          query.limit = static_cast<std::size_t>(range_chunk);
+          auto doomed = list(owner, query);
+          if (!doomed) return std::move(doomed).error();
+          for (const auto& object : doomed->items) {
+            auto gone = delete_one(owner, object);
+            if (!gone && gone.error().reason != "Conflict") return std::move(gone).error();
+            // a Conflict: it changed meanwhile; the next round lists it again
+          }
+          if (doomed->items.empty()) break;
+        }
+      }
+    }
+    auto gone = delete_one(type, existing);
+    if (gone || gone.error().reason != "Conflict") return gone;
+  }
+  return ApiError::conflict(type.group, type.plural, std::string(name),
+                            "the object kept changing during the delete");
+}
+
+Result<void> EtcdStorage::ensure_bootstrap_namespaces() {
+  for (const char* name : {"default", "kube-system", "kube-public"}) {
+    auto made = create(*registry_.namespaces(), "", json{{"metadata", {{"name", name}}}}, false);
+    if (!made && made.error().reason != "AlreadyExists")
+      return Error{Errc::connection_failed,
+                   "cannot create namespace " + std::string(name) + " in etcd: " + made.error().message};
+  }
+  return {};
+}
+
+// ---- the watch cache ----
+
+bool EtcdStorage::events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const {
+  std::lock_guard lock(mu_);
+  if (after < window_start_) return false;
+  auto it = std::upper_bound(window_.begin(), window_.end(), after,
+                             [](std::uint64_t rv, const EventPtr& e) { return rv < e->resource_version; });
+  for (std::size_t n = 0; it != window_.end() && n < max; ++it, ++n) out.push_back(*it);
+  return true;
+}
+
+std::uint64_t EtcdStorage::notify_after(std::uint64_t rv, std::function<void()> wake) {
+  {
+    std::lock_guard lock(mu_);
+    if (last_event_ <= rv && rv >= window_start_) {
+      auto ticket = next_ticket_++;
+      waiters_.emplace(ticket, std::make_pair(rv, std::move(wake)));
+      return ticket;
+    }
+  }
+  wake();
+  return 0;
+}
+
+void EtcdStorage::cancel_wait(std::uint64_t ticket) {
+  std::lock_guard lock(mu_);
+  waiters_.erase(ticket);
+}
+
+void EtcdStorage::drop_window_locked(std::uint64_t revision, std::vector<std::function<void()>>& wake) {
+  window_.clear();
+  window_start_ = std::max(window_start_, revision);
+  watched_ = std::max(watched_, revision);
+  last_event_ = std::max(last_event_, revision);
+  for (auto& [ticket, waiter] : waiters_) wake.push_back(std::move(waiter.second));
+  waiters_.clear();
+}
+
+void EtcdStorage::compact() {
+  auto status = client_->call("/v3/maintenance/status", json::object());
+  if (!status) return;
+  const auto now = EtcdClient::number(status->at("header"), "revision");
+  // "required revision has been compacted": another server compacted further; fine.
+  (void)client_->call("/v3/kv/compaction", {{"revision", std::to_string(now)}});
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    drop_window_locked(static_cast<std::uint64_t>(now), wake);
+  }
+  for (auto& w : wake) w();
+}
+
+void EtcdStorage::on_watch_message(const json& message) {
+  if (message.value("canceled", false)) {
+    // etcd ended the watch; with compact_revision, the revisions it would resume at are gone.
+    std::lock_guard lock(mu_);
+    if (EtcdClient::number(message, "compact_revision") > 0) resync_ = true;
+    stream_ended_ = true;
+    changed_.notify_all();
+    return;
+  }
+  std::vector<EventPtr> fresh;
+  if (auto events = message.find("events"); events != message.end() && events->is_array()) {
+    for (const auto& e : *events) {
+      const auto& kv = e.at("kv");
+      const ResourceType* type = type_of_key(EtcdClient::decode(kv.at("key")));
+      if (!type) continue;
+      const auto mod = EtcdClient::number(kv, "mod_revision");
+      StoredPtr previous;
+      if (auto prev = e.find("prev_kv"); prev != e.end())
+        previous = stored_from(*type, *prev, EtcdClient::number(*prev, "mod_revision"));
+      if (e.value("type", "") == "DELETE") {
+        if (!previous) continue;  // nothing to tell a watcher about the deleted object
+        json last = json::parse(previous->json);
+        last["metadata"]["resourceVersion"] = std::to_string(mod);
+        fresh.push_back(make_event(EventType::deleted, make_stored(*type, last), previous));
+        continue;
+      }
+      auto object = stored_from(*type, kv, mod);
+      if (!object) continue;
+      const bool added = EtcdClient::number(kv, "create_revision") == mod;
+      fresh.push_back(
+          make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
+    }
+  }
+  std::vector<std::function<void()>> wake;
+  {
+    std::lock_guard lock(mu_);
+    stream_open_ = true;
+    for (auto& event : fresh) {
+      if (event->resource_version <= last_event_) continue;  // replayed after a reconnect
+      last_event_ = event->resource_version;
+      window_.push_back(std::move(event));
+    }
+    while (window_.size() > std::max<std::size_t>(1, options_.watch_history)) {
+      window_start_ = window_.front()->resource_version;
+      window_.pop_front();
+    }
+    watched_ = std::max(watched_, last_event_);
+    if (fresh.empty() && message.contains("header") && !message.value("created", false))
+      watched_ =
+          std::max<std::uint64_t>(watched_, EtcdClient::number(message["header"], "revision"));  // progress
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (it->second.first < last_event_) {
+        wake.push_back(std::move(it->second.second));
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& w : wake) w();
+}
+
+void EtcdStorage::watch_loop() {
+  using clock = std::chrono::steady_clock;
+  clock::time_point down_since{};  // meaningful while down
+  bool down = false;
+  bool window_failed = false;
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    if (resync_) {
+      // The watch cannot resume: start over at etcd's current revision; watchers behind it get 410.
+      lock.unlock();
+      auto status = client_->call("/v3/maintenance/status", json::object());
+      lock.lock();
+      if (status) {
+        std::vector<std::function<void()>> wake;
+        drop_window_locked(static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision")),
+                           wake);
+        resync_ = false;
+        lock.unlock();
+        for (auto& w : wake) w();
+        lock.lock();
+      }
+    }
+    const std::uint64_t from = watched_ + 1;
+    stream_ended_ = false;
+    stream_open_ = false;
+    lock.unlock();
+    const std::string range = options_.prefix + "/";
+    auto watch = client_->watch(
+        {{"key", EtcdClient::encode(range)},
+         {"range_end", EtcdClient::encode(EtcdClient::prefix_end(range))},
+         {"start_revision", std::to_string(from)},
+         {"prev_kv", true},
+         {"progress_notify", true}},
+        [this](const json& message) { on_watch_message(message); },
+        [this](Result<void> result) {
+          std::lock_guard l(mu_);
+          if (!result && !stopping_ && stream_open_)  // once per outage
+            log::warn("apiserver", "etcd watch ended", {{"error", result.error().message}});
+          stream_ended_ = true;
+          changed_.notify_all();
+        });
+    lock.lock();
+    // Until the stream ends (or the grace runs out while it never opened).
+    while (!stopping_ && !stream_ended_) {
+      if (stream_open_) {
+        down = false;
+        window_failed = false;
+      }
+      changed_.wait_for(lock, std::chrono::milliseconds(200));
+      if (!stream_open_ && !down) {
+        down = true;
+        down_since = clock::now();
+      }
+      if (!stream_open_ && down && clock::now() - down_since > options_.watch_failure_grace) break;
+    }
+    const bool was_open = stream_open_;
+    stream_open_ = false;
+    lock.unlock();
+    watch->cancel();
+    watch.reset();
+    lock.lock();
+    if (stopping_) break;
+    if (was_open || !down) {
+      down = true;
+      down_since = clock::now();
+    }
+    if (!window_failed && clock::now() - down_since > options_.watch_failure_grace) {
+      // etcd has been away too long: watchers get 410 and relist rather than wait silently.
+      std::vector<std::function<void()>> wake;
+      // Any revision a client was handed (a write's answer may beat its watch event)
+      // is below the new window, so no watcher stays parked at it.
+      const auto handed_out = std::max<std::uint64_t>(watched_, client_->last_revision());
+      drop_window_locked(watched_, wake);
+      window_start_ = handed_out + 1;
+      window_failed = true;
+      lock.unlock();
+      for (auto& w : wake) w();
+      lock.lock();
+    }
+    changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
+  }
+}
+
+void EtcdStorage::compactor_loop() {
+  std::uint64_t previous = 0;
+  std::unique_lock lock(mu_);
+  while (!changed_.wait_for(lock, options_.compaction_interval, [&] { return stopping_; })) {
+    lock.unlock();
+    auto status = client_->call("/v3/maintenance/status", json::object());
+    if (status) {
+      // Already compacted further by another server: etcd refuses, which is fine.
+      if (previous > 0) (void)client_->call("/v3/kv/compaction", {{"revision", std::to_string(previous)}});
+      previous = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace kinformer::apiserver

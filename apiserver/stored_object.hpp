@@ -1,0 +1,82 @@
+// apiserver/stored_object.hpp
+//
+// StoredObject and StoreEvent: one stored version of an object and one change, as
+// every Storage (apiserver/storage.hpp) hands them out: the serialized JSON (apiVersion
+// and kind first, so a built-in list item is a suffix of it), the labels and the
+// selectable fields, parsed once.
+//
+// Contract
+//   * make_stored() builds a StoredObject from a complete object (metadata.name set);
+//     its resource_version is metadata.resourceVersion.
+//   * object_key() is the key lists are ordered by: "namespace/name", or "name".
+// Threading: both are immutable once built; object() may be called from any thread.
+// Errors: none; never throws (beyond std::bad_alloc).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "apiserver/resources.hpp"
+#include "runtime/object.hpp"
+
+namespace kinformer::apiserver {
+
+/// One stored version of an object. Immutable; shared by the store, the history and
+/// every watcher that is sending it.
+struct StoredObject {
+  const ResourceType* type = nullptr;
+  std::string key;        // "namespace/name", or "name" for a cluster-scoped kind
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::uint64_t resource_version = 0;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> fields;  // every selectable field path -> value ("" when unset)
+  std::string json;                           // the whole object, serialized, apiVersion and kind first
+  std::size_t untyped_from = 0;  // json[untyped_from] starts what follows apiVersion/kind (0: neither is set)
+
+  /// The object without apiVersion and kind (a built-in list item) as two pieces to
+  /// concatenate, both pointing into `json` or static text.
+  std::pair<std::string_view, std::string_view> untyped_pieces() const {
+    if (untyped_from == 0) return {json, {}};
+    if (json[untyped_from] == '}') return {"{}", {}};
+    return {"{", std::string_view(json).substr(untyped_from + 1)};
+  }
+
+  /// The same content as an immutable runtime Object, parsed on first use and then
+  /// the same ObjectPtr for every caller, so an informer embedded beside the store
+  /// caches the store's objects instead of copies. Any thread may call it.
+  ObjectPtr object() const;
+
+ private:
+  mutable ObjectPtr parsed_;  // read and written only with std::atomic_load/store
+};
+using StoredPtr = std::shared_ptr<const StoredObject>;
+
+enum class EventType { added, modified, deleted };
+
+struct StoreEvent {
+  std::uint64_t resource_version = 0;
+  EventType type = EventType::added;
+  StoredPtr object;    // the new state; for deleted, the last state carrying the deletion's RV
+  StoredPtr previous;  // the state before the event (nullptr for added)
+  std::string line;    // {"type":"...","object":{...}}\n, rendered once for every watcher
+};
+using EventPtr = std::shared_ptr<const StoreEvent>;
+
+/// Builds a StoredObject from a complete object (selectable fields, labels, key).
+StoredPtr make_stored(const ResourceType& type, const nlohmann::json& object);
+
+/// The event with its watch line ({"type":"ADDED","object":{...}}\n) rendered once.
+EventPtr make_event(EventType type, StoredPtr object, StoredPtr previous);
+
+/// "namespace/name", or "name" for an empty namespace.
+std::string object_key(std::string_view ns, std::string_view name);
+
+}  // namespace kinformer::apiserver

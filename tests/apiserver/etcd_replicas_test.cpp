@@ -1,0 +1,159 @@
+// Several `kinformer apiserver` processes on one etcd (issue 16): what one replica
+// acknowledges, the others serve and stream; a replica killed with SIGKILL loses
+// nothing it acknowledged; while etcd is away requests get a 503/504 Status and
+// everything resumes when it returns. The test starts its own etcd.
+#include <signal.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/apiserver/kinformer_process.hpp"
+#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/etcd_process.hpp"
+#include "tests/support/eventually.hpp"
+
+namespace kinformer::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string configmap(const std::string& name) {
+  return json{
+      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}}
+      .dump();
+}
+
+const std::string configmaps = "/api/v1/namespaces/default/configmaps";
+
+struct Replica {
+  explicit Replica(const std::string& etcd, std::vector<std::string> extra = {})
+      : process(args(etcd, std::move(extra))) {
+    port = port_of(process.first_line(std::chrono::seconds(30)));
+    INFO("the replica did not start: " << process.stderr_text());
+    REQUIRE(port != 0);
+  }
+  static std::vector<std::string> args(const std::string& etcd, std::vector<std::string> extra) {
+    std::vector<std::string> out{"apiserver", "--port", "0", "--etcd-endpoints", etcd};
+    out.insert(out.end(), extra.begin(), extra.end());
+    return out;
+  }
+  KinformerProcess process;
+  std::uint16_t port = 0;
+};
+
+TEST_CASE("Two API server processes on one etcd share objects and watches and survive a SIGKILL",
+          "[apiserver][item-16][integration]") {
+  REQUIRE(kinformer_binary_built());
+  EtcdProcess etcd;
+  if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
+  Replica a(etcd.endpoint());
+  Replica b(etcd.endpoint());
+
+  auto first = http_request(a.port, "POST", configmaps, configmap("first"));
+  REQUIRE(first.status == 201);
+  const auto rv = json::parse(first.body)["metadata"]["resourceVersion"].get<std::string>();
+  auto on_b = http_request(b.port, "GET", configmaps + "/first");
+  REQUIRE(on_b.status == 200);
+  CHECK(json::parse(on_b.body)["metadata"]["resourceVersion"] == rv);
+
+  WatchStream watch(b.port, configmaps + "?watch=1&resourceVersion=" + rv);
+  REQUIRE(watch.status() == 200);
+  REQUIRE(http_request(a.port, "POST", configmaps, configmap("second")).status == 201);
+  auto line = watch.next_line(std::chrono::seconds(10));
+  REQUIRE(line);
+  auto event = json::parse(*line);
+  CHECK(event["type"] == "ADDED");
+  CHECK(event["object"]["metadata"]["name"] == "second");
+
+  // Every create A acknowledged survives A's SIGKILL; clients move on to B.
+  std::vector<std::string> acknowledged;
+  for (int i = 0; i < 20; ++i) {
+    auto name = "acked-" + std::to_string(i);
+    if (http_request(a.port, "POST", configmaps, configmap(name)).status == 201) acknowledged.push_back(name);
+  }
+  ::kill(a.process.pid(), SIGKILL);
+  CHECK(a.process.wait_exit(std::chrono::seconds(10)) == 128 + SIGKILL);
+  REQUIRE(acknowledged.size() == 20);
+  auto list = http_request(b.port, "GET", configmaps);
+  REQUIRE(list.status == 200);
+  std::vector<std::string> listed;
+  const auto items = json::parse(list.body)["items"];
+  for (const auto& item : items) listed.push_back(item["metadata"]["name"].get<std::string>());
+  for (const auto& name : acknowledged) CHECK(std::find(listed.begin(), listed.end(), name) != listed.end());
+  for (int seen = 0; seen < 20;) {  // B's watcher streamed them too
+    auto next = watch.next_line(std::chrono::seconds(10));
+    REQUIRE(next);
+    if (json::parse(*next)["object"]["metadata"]["name"].get<std::string>().rfind("acked-", 0) == 0) ++seen;
+  }
+  CHECK(http_request(b.port, "POST", configmaps, configmap("after-the-kill")).status == 201);
+}
+
+TEST_CASE("An API server on etcd answers 503 or 504 while etcd is away and resumes when it returns",
+          "[apiserver][item-16][integration]") {
+  REQUIRE(kinformer_binary_built());
+  EtcdProcess etcd;
+  if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
+  Replica server(etcd.endpoint());
+  auto kept = http_request(server.port, "POST", configmaps, configmap("kept"));
+  REQUIRE(kept.status == 201);
+  const auto rv = json::parse(kept.body)["metadata"]["resourceVersion"].get<std::string>();
+  WatchStream watch(server.port, configmaps + "?watch=1&resourceVersion=" + rv);
+  REQUIRE(watch.status() == 200);
+
+  etcd.stop();
+  auto refused = http_request(server.port, "POST", configmaps, configmap("refused"));
+  CHECK((refused.status == 503 || refused.status == 504));
+  auto status = json::parse(refused.body, nullptr, false);
+  REQUIRE(status.is_object());
+  CHECK(status["kind"] == "Status");
+  CHECK(status["code"] == refused.status);
+  // The watcher is not left silent: it gets a 410 ERROR event and the stream ends.
+  auto line = watch.next_line(std::chrono::seconds(15));
+  INFO("the server's log: " << server.process.stderr_text());
+  REQUIRE(line);
+  auto event = json::parse(*line);
+  CHECK(event["type"] == "ERROR");
+  CHECK(event["object"]["code"] == 410);
+
+  REQUIRE(etcd.start());
+  eventually([&] { return http_request(server.port, "POST", configmaps, configmap("back")).status == 201; },
+             "creates to succeed again once etcd is back");
+  auto read = http_request(server.port, "GET", configmaps + "/kept");
+  REQUIRE(read.status == 200);
+  CHECK(json::parse(read.body)["metadata"]["resourceVersion"] == rv);
+}
+
+TEST_CASE("An idle watch on etcd bookmarks at etcd's progress, past writes it does not watch",
+          "[apiserver][item-16][integration]") {
+  REQUIRE(kinformer_binary_built());
+  EtcdProcess etcd;
+  if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
+  Replica server(etcd.endpoint(), {"--bookmark-interval", "1"});
+  auto kept = http_request(server.port, "POST", configmaps, configmap("kept"));
+  REQUIRE(kept.status == 201);
+  const auto rv = json::parse(kept.body)["metadata"]["resourceVersion"].get<std::string>();
+  WatchStream watch(server.port, configmaps + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
+  REQUIRE(watch.status() == 200);
+  // A write outside the server's prefix: only etcd's progress notifications tell the server of it.
+  auto put = http_request(etcd.client_port(), "POST", "/v3/kv/put",
+                          json{{"key", "L290aGVyL2tleQ=="}, {"value", "eA=="}}.dump());  // "/other/key" = "x"
+  REQUIRE(put.status == 200);
+  const auto outside = std::stoull(json::parse(put.body)["header"]["revision"].get<std::string>());
+  bool passed = false;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (!passed && std::chrono::steady_clock::now() < end) {
+    auto line = watch.next_line(std::chrono::seconds(5));
+    REQUIRE(line);
+    auto event = json::parse(*line);
+    REQUIRE(event["type"] == "BOOKMARK");
+    passed = std::stoull(event["object"]["metadata"]["resourceVersion"].get<std::string>()) >= outside;
+  }
+  CHECK(passed);
+}
+
+}  // namespace
+}  // namespace kinformer::testing
