@@ -125,15 +125,12 @@ std::optional<ApiError> prepare_create(const ResourceType& type, std::string_vie
     if (name.empty()) return ApiError::already_exists(type.group, type.plural, prefix + "*");
     meta["name"] = name;
   }
-  // Namespace names are labels; every other kind (nodes, CRDs "plural.group") takes subdomains.
-  const bool label_only = type.group.empty() && type.plural == "namespaces";
-  bool valid = label_only ? is_dns_label(name) : is_dns_subdomain(name);
-  if (!valid)
+  if (!is_valid_object_name(type, name))
     return ApiError::invalid(
         type.group, type.kind, name,
         {{"FieldValueInvalid",
           "Invalid value: \"" + name + "\": a lowercase RFC 1123 " +
-              (label_only ? "label" : "subdomain") +
+              (is_dns_subdomain(name) ? "label" : "subdomain") +  // a valid subdomain fails only where a label is needed
               " must consist of lower case alphanumeric characters, '-' or '.', and must "
               "start and end with an alphanumeric character",
           "metadata.name"}});

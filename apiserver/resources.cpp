@@ -54,6 +54,11 @@ bool is_dns_label(std::string_view s) {
   return s.front() != '-' && s.back() != '-';
 }
 
+bool is_valid_object_name(const ResourceType& type, std::string_view name) {
+  const bool label_only = type.group.empty() && type.plural == "namespaces";
+  return label_only ? is_dns_label(name) : is_dns_subdomain(name);
+}
+
 bool is_dns_subdomain(std::string_view s) {
   if (s.empty() || s.size() > 253) return false;
   std::size_t start = 0;

@@ -142,5 +142,8 @@ class ResourceRegistry {
 bool is_dns_label(std::string_view s);
 /// RFC 1123 subdomain: dot-separated labels, at most 253 characters.
 bool is_dns_subdomain(std::string_view s);
+/// kube-apiserver's name rule, for writes and for what a data file holds alike: namespace
+/// names are labels; every other kind's (nodes, CRDs' "plural.group", ...) are subdomains.
+bool is_valid_object_name(const ResourceType& type, std::string_view name);
 
 }  // namespace kinformer::apiserver

@@ -48,7 +48,7 @@ Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, cons
     return it != in.end() && it->is_string() ? it->get_ptr<const std::string*>() : nullptr;
   };
   const std::string* name = string_field(*meta, "name");
-  if (!name || !(type->namespaced ? is_dns_subdomain(*name) : is_dns_label(*name)))
+  if (!name || !is_valid_object_name(*type, *name))
     return fail(id, "metadata.name must be a valid name, not " +
                         (meta->contains("name") ? (*meta)["name"].dump() : std::string("absent")));
   std::string label = id + " ";

@@ -227,6 +227,27 @@ TEST_CASE("recovery replays the log a crash left, rebuilds the watch history and
   CHECK(only_segment(crashed.path).find("wal-0000000002") != std::string::npos);
 }
 
+TEST_CASE("cluster-scoped objects with dotted names, such as nodes and CRDs, survive a restart",
+          "[apiserver][storage][item-17][integration]") {
+  // The data file's loader once applied the label rule to every cluster-scoped kind, so a
+  // server holding node "node-1.example.com" refused to start again.
+  auto registry = ResourceRegistry::with_builtins();
+  const auto& nodes = *registry.find("", "v1", "nodes");
+  TempDir dir;
+  {
+    Store store(registry);
+    auto p = Persistence::open(store, registry, {dir.path + "/state.json"});
+    REQUIRE(p);
+    REQUIRE(store.create(nodes, "", json::parse(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-1.example.com"}})"), false));
+    REQUIRE((*p)->wait_durable((*p)->sync_point()));
+  }
+  Store recovered(registry);
+  auto p = Persistence::open(recovered, registry, {dir.path + "/state.json"});
+  INFO((p ? std::string() : p.error().message));
+  REQUIRE(p);
+  CHECK(recovered.get(nodes, "", "node-1.example.com"));
+}
+
 TEST_CASE(
     "a torn last record is dropped, a corrupt earlier one refuses to start until --repair truncates there",
     "[apiserver][storage][item-10][integration]") {
