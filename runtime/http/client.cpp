@@ -88,13 +88,22 @@ struct Client::Impl {
     std::shared_ptr<StreamOp> op_;
   };
 
-  template <class Body>
-  void set_headers(bhttp::request<Body>& request) {
-    request.set(bhttp::field::host, address.host + ":" + address.port);
-    request.set(bhttp::field::user_agent, "kinformer/0.1");
-    request.set(bhttp::field::accept, "application/json");
+  // The one place a Request becomes the message on the wire, for requests and streams alike.
+  void build(bhttp::request<bhttp::string_body>& out, Request&& in) {
+    out.method_string(in.method);
+    out.target(address.base_path + in.target);
+    out.version(11);
+    out.keep_alive(true);
+    out.set(bhttp::field::host, address.host + ":" + address.port);
+    out.set(bhttp::field::user_agent, "kinformer/0.1");
+    out.set(bhttp::field::accept, "application/json");
     const std::string bearer = token.current();
-    if (!bearer.empty()) request.set(bhttp::field::authorization, "Bearer " + bearer);
+    if (!bearer.empty()) out.set(bhttp::field::authorization, "Bearer " + bearer);
+    if (!in.body.empty() || in.method != "GET") {
+      out.set(bhttp::field::content_type, in.content_type);
+      out.body() = std::move(in.body);
+      out.prepare_payload();
+    }
   }
 
   void open(Connection::Opened done) {
@@ -315,16 +324,7 @@ Client::~Client() {
 
 void Client::request(Request request, std::function<void(Result<Response>)> done) {
   auto op = std::make_shared<Impl::RequestOp>();
-  op->request.method_string(request.method);
-  op->request.target(impl_->address.base_path + request.target);
-  op->request.version(11);
-  op->request.keep_alive(true);
-  impl_->set_headers(op->request);
-  if (!request.body.empty() || request.method != "GET") {
-    op->request.set(bhttp::field::content_type, request.content_type);
-    op->request.body() = std::move(request.body);
-    op->request.prepare_payload();
-  }
+  impl_->build(op->request, std::move(request));
   op->done = std::move(done);
   net::post(impl_->io, [impl = impl_.get(), op] { impl->start(op); });
 }
@@ -349,16 +349,7 @@ std::shared_ptr<StreamHandle> Client::stream(Request request, std::shared_ptr<St
   op->impl = impl_.get();
   op->sink = std::move(sink);
   op->deadline = deadline;
-  op->request.method_string(request.method);
-  op->request.target(impl_->address.base_path + request.target);
-  op->request.version(11);
-  op->request.keep_alive(true);
-  impl_->set_headers(op->request);
-  if (!request.body.empty() || request.method != "GET") {
-    op->request.set(bhttp::field::content_type, request.content_type);
-    op->request.body() = std::move(request.body);
-    op->request.prepare_payload();
-  }
+  impl_->build(op->request, std::move(request));
   net::post(impl_->io, [impl = impl_.get(), op] { impl->start_stream(op); });
   return std::make_shared<Impl::Handle>(shared_from_this(), op);
 }
