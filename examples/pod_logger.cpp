@@ -46,7 +46,8 @@ void say(const std::string& line) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string server, token_file, kubeconfig, context, namespace_, resource = "pods";
+  kinformer::http::ServerFlags flags;
+  std::string namespace_, resource = "pods";
   long duration = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -54,14 +55,8 @@ int main(int argc, char** argv) {
     if (arg == "--help" || arg == "-h") {
       std::fputs(usage, stdout);
       return 0;
-    } else if (arg == "--server" && has_value) {
-      server = argv[++i];
-    } else if (arg == "--token-file" && has_value) {
-      token_file = argv[++i];
-    } else if (arg == "--kubeconfig" && has_value) {
-      kubeconfig = argv[++i];
-    } else if (arg == "--context" && has_value) {
-      context = argv[++i];
+    } else if (has_value && flags.take(arg, argv[i + 1])) {
+      ++i;
     } else if (arg == "--namespace" && has_value) {
       namespace_ = argv[++i];
     } else if (arg == "--resource" && has_value) {
@@ -75,7 +70,7 @@ int main(int argc, char** argv) {
   }
 
   // --server, else the kubeconfig, else in-cluster (runtime/http/kubeconfig.hpp)
-  auto config = kinformer::http::client_config_from({server, token_file, kubeconfig, context});
+  auto config = kinformer::http::client_config_from(flags);
   if (!config) {
     std::fprintf(stderr, "pod_logger: %s\n", config.error().message.c_str());
     return 1;

@@ -206,6 +206,16 @@ Result<ClientConfig> in_cluster_config(const std::string& root) {
   return config;
 }
 
+bool ServerFlags::take(std::string_view flag, const char* value) {
+  std::string* field = flag == "--server"       ? &server
+                       : flag == "--token-file" ? &token_file
+                       : flag == "--kubeconfig" ? &kubeconfig
+                       : flag == "--context"    ? &context
+                                                : nullptr;
+  if (field) *field = value;
+  return field != nullptr;
+}
+
 Result<ClientConfig> client_config_from(const ServerFlags& flags) {
   if (!flags.server.empty()) {
     ClientConfig config;

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/http/client_config.hpp"
@@ -48,6 +49,10 @@ struct ServerFlags {
   std::string token_file;  // --token-file
   std::string kubeconfig;  // --kubeconfig FILE ("" = $KUBECONFIG, ~/.kube/config)
   std::string context;     // --context NAME
+
+  /// Stores `value` when `flag` is one of the four above (as a command line names
+  /// them) and says whether it was; every program's parser uses this, never its own copy.
+  bool take(std::string_view flag, const char* value);
 };
 
 /// --server when given; else the kubeconfig (and context); else, when no kubeconfig

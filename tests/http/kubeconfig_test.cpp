@@ -224,3 +224,17 @@ TEST_CASE("server URLs parse into scheme, host, port and prefix", "[http][item-2
   CHECK_FALSE(parse_server_url("ftp://x"));
   CHECK_FALSE(parse_server_url("http://host:12ab"));
 }
+
+TEST_CASE("the server flags of every command line are taken in one place", "[http][item-2][unit]") {
+  kinformer::http::ServerFlags flags;
+  CHECK(flags.take("--server", "https://10.0.0.1:6443"));
+  CHECK(flags.take("--token-file", "/run/token"));
+  CHECK(flags.take("--kubeconfig", "/etc/kube.yaml"));
+  CHECK(flags.take("--context", "prod"));
+  CHECK_FALSE(flags.take("--namespace", "default"));
+  CHECK_FALSE(flags.take("--serverx", "x"));
+  CHECK(flags.server == "https://10.0.0.1:6443");
+  CHECK(flags.token_file == "/run/token");
+  CHECK(flags.kubeconfig == "/etc/kube.yaml");
+  CHECK(flags.context == "prod");
+}

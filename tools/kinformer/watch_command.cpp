@@ -205,7 +205,8 @@ bool parse_port(const char* text, std::uint16_t& out) {
 }
 
 int run_watch(int argc, char** argv) {
-  std::string resource, namespace_, selector, server, token_file, kubeconfig, context, output = "line";
+  kinformer::http::ServerFlags flags;
+  std::string resource, namespace_, selector, output = "line";
   bool serve_metrics = false;
   std::uint16_t metrics_port = 0;
   for (int i = 1; i < argc; ++i) {
@@ -218,14 +219,8 @@ int run_watch(int argc, char** argv) {
       namespace_ = argv[++i];
     } else if ((arg == "-l" || arg == "--selector") && has_value) {
       selector = argv[++i];
-    } else if (arg == "--server" && has_value) {
-      server = argv[++i];
-    } else if (arg == "--token-file" && has_value) {
-      token_file = argv[++i];
-    } else if (arg == "--kubeconfig" && has_value) {
-      kubeconfig = argv[++i];
-    } else if (arg == "--context" && has_value) {
-      context = argv[++i];
+    } else if (has_value && flags.take(arg, argv[i + 1])) {
+      ++i;
     } else if ((arg == "-o" || arg == "--output") && has_value) {
       output = argv[++i];
     } else if (arg == "--metrics-port" && has_value && parse_port(argv[i + 1], metrics_port)) {
@@ -257,7 +252,7 @@ int run_watch(int argc, char** argv) {
     kinformer::log::error("watch", "-o takes line or json", {{"output", output}});
     return 2;
   }
-  if (!server.empty() && (!kubeconfig.empty() || !context.empty())) {
+  if (!flags.server.empty() && (!flags.kubeconfig.empty() || !flags.context.empty())) {
     kinformer::log::error("watch", "--server and --kubeconfig/--context exclude each other");
     return 2;
   }
@@ -269,7 +264,7 @@ int run_watch(int argc, char** argv) {
     }
   }
 
-  auto config = kinformer::http::client_config_from({server, token_file, kubeconfig, context});
+  auto config = kinformer::http::client_config_from(flags);
   if (!config) {
     kinformer::log::error("watch", "no server to watch", {{"error", config.error().message}});
     return 1;
