@@ -402,6 +402,33 @@ TEST_CASE("a CRD that cannot be served is 422 with the field path and serves not
   CHECK(t.request("GET", "/apis/example.com/v1").status == 404);
 }
 
+TEST_CASE("hostile CRDs and custom resources get a client error and the server keeps answering",
+          "[apiserver][crd][integration]") {
+  TestServer t;
+  const std::string crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+  SECTION("a schema nested deeper than any object may be is refused") {
+    json deep = {{"type", "string"}};
+    for (int i = 0; i < 400; ++i) deep = {{"type", "object"}, {"properties", {{"x", deep}}}};
+    auto crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"] = deep;
+    auto reply = t.request("POST", crds, crd.dump());
+    INFO(reply.body.substr(0, 300));
+    CHECK(reply.status >= 400);
+    CHECK(reply.status < 500);
+  }
+  SECTION("a custom resource with 50,000 violations is one bounded 422") {
+    REQUIRE(t.request("POST", crds, widget_crd().dump()).status == 201);
+    json parts = json::array();
+    for (int i = 0; i < 50000; ++i) parts.push_back(i);  // every item should be a string
+    auto reply = t.request("POST", "/apis/example.com/v1/namespaces/default/widgets",
+                           widget("many", {{"size", 1}, {"parts", parts}}).dump());
+    REQUIRE(reply.status == 422);
+    CHECK(body_of(reply)["details"]["causes"][0]["field"] == "spec.parts[0]");
+    CHECK(reply.body.size() < 16u * 1024 * 1024);
+  }
+  CHECK(t.request("GET", "/healthz").status == 200);
+}
+
 TEST_CASE("the schema validator reports types, required fields and nested paths", "[apiserver][crd][unit]") {
   using kinformer::apiserver::OpenApiSchema;
   auto schema = OpenApiSchema::parse(json::parse(R"({"type":"object","properties":{"spec":{"type":"object",
