@@ -7,6 +7,7 @@
 #include <utility>
 
 #include <caf/actor_cast.hpp>
+#include <caf/actor_clock.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -30,6 +31,9 @@ namespace kinformer::actors::detail {
 struct BatchOutput {
   models::Tensor out;  // [n, pred_len, c_out]
   double model_ms = 0;
+  // The model call's start and end on the actor system's clock (virtual in tests),
+  // comparable with the front's timestamps; model_ms is always real time.
+  BatchClock::time_point started, ended;
   std::string error;  // the backend's exception text; empty on success
 };
 using BatchPtr = std::shared_ptr<const Batch>;
@@ -113,13 +117,14 @@ double ms_between(BatchClock::time_point from, BatchClock::time_point to) {
 struct WorkerState {
   Backends backends;
 
-  BatchOutputPtr run(const Batch& batch) {
+  BatchOutputPtr run(const Batch& batch, caf::actor_clock& clock) {
     auto output = std::make_shared<BatchOutput>();
     auto backend = backends.find(batch.key.model);
     if (backend == backends.end()) {
       output->error = "no backend for model '" + batch.key.model + "'";
       return output;
     }
+    output->started = clock.now();
     const auto start = BatchClock::now();
     try {  // models/ may throw (ModelError, dnnl::error): this batch fails, the worker lives on
       backend->second->forecast({batch.x_enc, batch.x_mark_enc, batch.x_dec, batch.x_mark_dec}, output->out);
@@ -127,6 +132,7 @@ struct WorkerState {
       output->error = e.what();
     }
     output->model_ms = ms_between(start, BatchClock::now());
+    output->ended = clock.now();
     return output;
   }
 };
@@ -137,7 +143,7 @@ WorkerActor::behavior_type worker(WorkerActor::stateful_pointer<WorkerState> sel
   return {
       [=](run_batch_atom, const BatchPtr& batch) {
         const detail::HandlerScope handoff;
-        return self->state.run(*batch);
+        return self->state.run(*batch, self->clock());
       },
   };
 }
@@ -177,7 +183,8 @@ struct FrontState {
     dispatch(self);
   }
 
-  void finished(Self self, const Batch& batch, const BatchOutput& output) {
+  // `idle`: the worker had nothing else when the batch was handed over.
+  void finished(Self self, const Batch& batch, const BatchOutput& output, bool idle) {
     --in_flight;
     metrics.model_time.add(output.model_ms);
     if (instruments) instruments->model_seconds.observe(output.model_ms / 1000.0);
@@ -188,6 +195,8 @@ struct FrontState {
     } else {
       for (std::size_t i = 0; i < batch.tickets.size(); ++i)
         answer(batch.tickets[i], InferenceBatcher::slice(output.out, i));
+      // Only a deadline batch on an idle worker shows pure overhead (no queueing in it).
+      if (batch.by_deadline && idle) learn_overhead(self, batch, output);
     }
     dispatch(self);
   }
@@ -228,13 +237,21 @@ struct FrontState {
     if (in_flight >= max_in_flight) return;
     auto due = batcher.next_deadline();
     if (!due || (timer_due && *timer_due <= *due)) return;
-    timer_due = due;
-    const auto delay = std::max(*due - now, BatchClock::duration::zero());
-    self->delayed_send(self, std::chrono::duration_cast<std::chrono::microseconds>(delay),
-                       batch_due_atom::value, ++timer_generation);
+    timer_due = due;  // absolute: anchored to the oldest window's arrival, not to now
+    self->scheduled_send(self, *due, batch_due_atom::value, ++timer_generation);
+  }
+
+  // Timer wake-up and hand-over up to the model call, and the answers going out
+  // after it: the batcher closes later batches that much early.
+  void learn_overhead(Self self, const Batch& batch, const BatchOutput& output) {
+    const auto overhead = (output.started - batch.due) + (self->clock().now() - output.ended);
+    batcher.observe_overhead(overhead);
+    metrics.overhead.add(std::chrono::duration<double, std::milli>(overhead).count());
+    metrics.close_margin_ms = std::chrono::duration<double, std::milli>(batcher.close_margin()).count();
   }
 
   void send_to_worker(Self self, Batch batch, BatchClock::time_point now) {
+    const bool idle = in_flight == 0;
     ++in_flight;
     for (auto arrived : batch.arrived) {
       metrics.queue_delay.add(ms_between(arrived, now));
@@ -250,7 +267,7 @@ struct FrontState {
         .then(
             [=](const BatchOutputPtr& out) {
               const detail::HandlerScope handoff;
-              self->state.finished(self, *shared, *out);
+              self->state.finished(self, *shared, *out, idle);
             },
             [=](caf::error& err) {
               const detail::HandlerScope handoff;
@@ -367,6 +384,10 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, const Inferenc
     }
   }
   return spawn_inference(system, std::move(loaded), options);
+}
+
+void configure_scheduler_for_inference(caf::actor_system_config& config) {
+  config.set("work-stealing.moderate-poll-attempts", 0);
 }
 
 void register_inference_types(caf::actor_system_config& config) {

@@ -13,8 +13,12 @@
 //     Errc::model_failed (the backend threw on the batch: every window of that
 //     batch gets it), Errc::stopped (the actor was shut down while it waited).
 //   * A batch is dispatched when its bucket holds max_batch windows or its oldest
-//     window has waited max_delay, and only while fewer than max_in_flight batches
-//     are with the worker: other windows wait and join a later batch.
+//     window is due: at its arrival + max_delay, less the actor's own overhead
+//     (timer wake-up, hand-overs, answers going out; learned from deadline batches
+//     on an idle worker, InferenceBatcher::close_margin), so that a lone window's
+//     answer leaves by arrival + max_delay + the model time. The timer is armed for
+//     that absolute time. Dispatch happens only while fewer than max_in_flight
+//     batches are with the worker: other windows wait and join a later batch.
 //   * A window's answer does not depend on the other windows of its batch beyond
 //     floating-point reassociation in the backend (ProbSparse samples are drawn per
 //     forward pass and shared by the batch, top-u is chosen per window); a near-tie
@@ -102,6 +106,13 @@ struct LoadedModel {
 };
 Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<LoadedModel> models,
                                        const InferenceOptions& options);
+
+/// Makes idle CAF scheduler threads sleep on their condition variable (woken by
+/// the next message) instead of waking every 50 µs for about 25 ms after each
+/// burst (CAF's moderate polling): next to the model's OpenMP threads on few
+/// cores, those wake-ups preempt the model call on every batch. Call before the
+/// actor_system starts, in processes that run an inference actor.
+void configure_scheduler_for_inference(caf::actor_system_config& config);
 
 /// Names the message types for the io middleman; call on both sides of a remote
 /// connection (serve-inference and its clients) before the actor_system starts.

@@ -83,28 +83,41 @@ Result<void> InferenceBatcher::admit(Ticket ticket, ForecastRequest request, Bat
   return {};
 }
 
+BatchClock::time_point InferenceBatcher::due(const std::deque<Waiting>& waiting) const {
+  const auto arrived = waiting.front().arrived;
+  return waiting.size() >= options_.max_batch ? arrived : arrived + options_.max_delay - margin_;
+}
+
 std::optional<BatchClock::time_point> InferenceBatcher::next_deadline() const {
   std::optional<BatchClock::time_point> next;
-  for (const auto& [key, waiting] : buckets_) {
-    auto due = waiting.size() >= options_.max_batch ? waiting.front().arrived
-                                                    : waiting.front().arrived + options_.max_delay;
-    if (!next || due < *next) next = due;
-  }
+  for (const auto& [key, waiting] : buckets_)
+    if (!next || due(waiting) < *next) next = due(waiting);
   return next;
+}
+
+void InferenceBatcher::observe_overhead(BatchClock::duration overhead) {
+  constexpr std::size_t window = 32;
+  overheads_.push_back(std::max(overhead, BatchClock::duration::zero()));
+  if (overheads_.size() > window) overheads_.pop_front();
+  std::vector<BatchClock::duration> sorted(overheads_.begin(), overheads_.end());
+  std::sort(sorted.begin(), sorted.end());
+  const auto high = sorted[sorted.size() - (sorted.size() > 1 ? 2 : 1)];
+  margin_ = std::min(high, std::chrono::duration_cast<BatchClock::duration>(options_.max_delay) / 2);
 }
 
 std::optional<Batch> InferenceBatcher::take_ready(BatchClock::time_point now) {
   auto chosen = buckets_.end();
   for (auto it = buckets_.begin(); it != buckets_.end(); ++it) {
     const auto& waiting = it->second;
-    const bool ready =
-        waiting.size() >= options_.max_batch || waiting.front().arrived + options_.max_delay <= now;
-    if (ready && (chosen == buckets_.end() || waiting.front().arrived < chosen->second.front().arrived))
+    if (due(waiting) <= now &&
+        (chosen == buckets_.end() || waiting.front().arrived < chosen->second.front().arrived))
       chosen = it;
   }
   if (chosen == buckets_.end()) return std::nullopt;
   auto& waiting = chosen->second;
   const auto n = std::min(waiting.size(), options_.max_batch);
+  const bool full = waiting.size() >= options_.max_batch;
+  const auto due_at = due(waiting);
   const auto& first = waiting.front().request;
   const auto& key = chosen->first;
   const auto ch = [&](const std::vector<float>& v, int32_t rows) {
@@ -112,6 +125,8 @@ std::optional<Batch> InferenceBatcher::take_ready(BatchClock::time_point now) {
   };
   Batch batch;
   batch.key = key;
+  batch.by_deadline = !full;
+  batch.due = due_at;
   const auto b = static_cast<int64_t>(n);
   batch.x_enc.resize({b, key.seq_len, ch(first.x_enc, first.seq_len)});
   batch.x_mark_enc.resize({b, key.seq_len, ch(first.x_mark_enc, first.seq_len)});

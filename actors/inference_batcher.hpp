@@ -12,10 +12,17 @@
 //     not above pred_len, a NaN or Inf value: the message names the tensor and
 //     the element), Errc::overloaded when max_queue windows already wait.
 //   * take_ready(now) hands out a batch from a bucket that holds max_batch
-//     windows or whose oldest window has waited max_delay; among those, the one
-//     whose oldest window came first. At most max_batch windows, oldest first.
-//   * next_deadline(): when the oldest waiting window's max_delay runs out
-//     (nullopt when nothing waits); a full bucket is ready at once.
+//     windows or whose oldest window is due; among those, the one whose oldest
+//     window came first. At most max_batch windows, oldest first. A window is due
+//     at arrival + max_delay - close_margin(), anchored to its arrival.
+//   * next_deadline(): when the next bucket is due (nullopt when nothing waits);
+//     a full bucket is due at once.
+//   * close_margin(): the caller's own overhead around a model call (timer
+//     wake-up, hand-over to the worker, answers going out), learned from
+//     observe_overhead(): the second largest of the last 32 observations (a high
+//     quantile that one outlier does not set), at most max_delay / 2, zero until
+//     observed. Closing that much early makes the answers leave by arrival +
+//     max_delay + the model time, instead of that plus the overhead.
 //   * Tickets are the caller's; each admitted ticket comes out in exactly one batch.
 // Threading: not thread-safe; one owner (the inference actor). Errors: Result.
 #pragma once
@@ -61,6 +68,8 @@ struct Batch {
   BucketKey key;
   std::vector<Ticket> tickets;
   std::vector<BatchClock::time_point> arrived;
+  bool by_deadline = false;  // closed because it was due, not because it was full
+  BatchClock::time_point due;  // when it was due (by_deadline only)
   models::Tensor x_enc, x_mark_enc, x_dec, x_mark_dec;  // [n, len, channels]
 };
 
@@ -76,6 +85,12 @@ class InferenceBatcher {
   std::optional<BatchClock::time_point> next_deadline() const;
 
   std::optional<Batch> take_ready(BatchClock::time_point now);
+
+  /// One batch's overhead: how far its model call started after it was due, plus
+  /// the time from the model's end until its answers went out. Only for batches
+  /// closed by their deadline that found the worker idle (no queueing in it).
+  void observe_overhead(BatchClock::duration overhead);
+  BatchClock::duration close_margin() const { return margin_; }
 
   /// Removes every waiting window and returns their tickets (shutdown).
   std::vector<Ticket> drain();
@@ -97,11 +112,14 @@ class InferenceBatcher {
   };
 
   Result<void> check(const Shape& shape, const ForecastRequest& r) const;
+  BatchClock::time_point due(const std::deque<Waiting>& waiting) const;
 
   BatcherOptions options_;
   std::map<std::string, Shape> models_;
   std::map<BucketKey, std::deque<Waiting>> buckets_;  // no empty deques
   std::size_t queued_ = 0;                            // sum of the deques' sizes
+  std::deque<BatchClock::duration> overheads_;        // the last 32 observed
+  BatchClock::duration margin_{};
 };
 
 }  // namespace kinformer::actors

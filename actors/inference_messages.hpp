@@ -72,6 +72,9 @@ struct InferenceMetrics {
   std::vector<uint64_t> batch_sizes;  // batch_sizes[n]: batches of n windows run (index 0 unused)
   LatencyHistogram queue_delay;       // per window: arrival to hand-over to the backend worker
   LatencyHistogram model_time;        // per batch: the backend call
+  LatencyHistogram overhead;          // per batch closed by its deadline on an idle worker: model
+                                      // start - due + answers out - model end (timer, hand-overs)
+  double close_margin_ms = 0;         // batches close this early (InferenceBatcher::close_margin)
   uint64_t requests = 0;              // forecast requests received
   uint64_t answered = 0;              // answered with a forecast
   uint64_t rejected_invalid = 0;      // bad shape or non-finite values
@@ -83,7 +86,8 @@ struct InferenceMetrics {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, InferenceMetrics& x) {
-  return f(caf::meta::type_name("InferenceMetrics"), x.batch_sizes, x.queue_delay, x.model_time, x.requests,
+  return f(caf::meta::type_name("InferenceMetrics"), x.batch_sizes, x.queue_delay, x.model_time, x.overhead,
+           x.close_margin_ms, x.requests,
            x.answered, x.rejected_invalid, x.rejected_unknown, x.rejected_overload, x.failed, x.queued);
 }
 

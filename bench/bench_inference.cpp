@@ -6,19 +6,29 @@
 //     R requesters keep the actor saturated for --seconds: together they keep
 //     2 x max_batch windows in flight (each ceil(2 x max_batch / R), sending the
 //     next window on each answer). The baseline is direct backend calls at
-//     max_batch in the same run; five rounds alternate a direct slice and an
-//     actor slice (drift on a shared machine hits both); ratio = actor / direct.
+//     max_batch in the same run. Ten rounds each run a direct slice and an actor
+//     slice, in alternating order (drift on a shared machine hits both); ratio is
+//     the median of the rounds' actor / direct ratios (ratio_min, ratio_max: the
+//     spread), so that one slice disturbed by another process does not decide it.
 //   {"bench":"inference_latency",...,"rate":..,"max_delay_ms":..,"batch_ms":..,"p50_ms":..,"p99_ms":..}
-//     one request every 1/rate s; latency from send to answer; batch_ms is the
-//     mean model time per batch of that run (from the actor's metrics).
+//     one request every 1/rate s, each from its own requester actor; latency from
+//     the requester's send to its receipt of the answer (the requester's spawn is
+//     the bench's, not the actor's: spawn_p99_ms shows it); batch_ms is the mean
+//     model time per batch of that run, overhead_* and close_margin_ms the
+//     actor's own overhead around a batch (InferenceMetrics).
+//   Every line carries load1, the machine's 1-minute load average at its end.
 //
-// usage: bench_inference [--seconds 6] [--rate 50] [--max-delay-ms 5] [--precision fp32|bf16]
+// usage: bench_inference [--seconds 10] [--rate 50] [--max-delay-ms 5] [--precision fp32|bf16]
+//                        [--only saturation|latency] [--scheduler inference|caf-default]
+// --scheduler caf-default leaves CAF's scheduler polling as it is, for comparison
+// with actors::configure_scheduler_for_inference (the default).
 // Re-executes itself with OMP_WAIT_POLICY=PASSIVE unless the environment sets it.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -54,6 +64,7 @@ struct Shared {
   std::atomic<int> active{0};
   std::mutex mu;
   std::vector<double> latencies_ms;  // guarded by mu
+  std::vector<double> spawn_ms;      // guarded by mu: from spawn to the requester's send
 };
 
 // A requester with `in_flight` windows outstanding: each answer sends the next window.
@@ -86,6 +97,18 @@ void requester(caf::event_based_actor* self, actors::InferenceActor inference, W
   }
 }
 
+double load1() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  in >> load;
+  return load;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
 actors::InferenceMetrics metrics_of(caf::actor_system& sys, const actors::InferenceActor& a) {
   caf::scoped_actor self{sys};
   actors::InferenceMetrics m;
@@ -113,10 +136,12 @@ double offline_samples_per_s(models::Backend& backend, const std::vector<actors:
 
 int main(int argc, char** argv) {
   models::reexec_with_passive_wait_policy(argv);
-  double seconds = 6, rate = 50;
-  const int rounds = 5;
+  double seconds = 10, rate = 50;
+  const int rounds = 10;
   int max_delay_ms = 5;
   std::string precision = "fp32";
+  std::string only;  // "saturation" or "latency": one part alone (profiling)
+  std::string scheduler = "inference";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--seconds")
@@ -127,6 +152,10 @@ int main(int argc, char** argv) {
       max_delay_ms = std::atoi(v.c_str());
     else if (k == "--precision" && (v == "fp32" || v == "bf16"))
       precision = v;
+    else if (k == "--only" && (v == "saturation" || v == "latency"))
+      only = v;
+    else if (k == "--scheduler" && (v == "inference" || v == "caf-default"))
+      scheduler = v;
     else {
       std::fprintf(stderr, "bench_inference: unknown option %s\n", k.c_str());
       return 2;
@@ -143,18 +172,20 @@ int main(int argc, char** argv) {
 
   caf::actor_system_config cfg;
   cfg.set("scheduler.max-threads", 2);
+  if (scheduler == "inference") actors::configure_scheduler_for_inference(cfg);
   actors::register_errors(cfg);
   caf::actor_system sys{cfg};
   std::printf(
       "{\"bench\":\"setup\",\"model\":\"etth1_s_24\",\"d_model\":%d,\"seq_len\":%d,\"pred_len\":%d,"
-      "\"backend\":\"%s\",\"precision\":\"%s\",\"omp_wait_policy_passive\":%s,\"caf_threads\":2}\n",
+      "\"backend\":\"%s\",\"precision\":\"%s\",\"omp_wait_policy_passive\":%s,\"caf_threads\":2,\"scheduler\":\"%s\",\"load1\":%.2f}\n",
       config.d_model, config.seq_len, config.pred_len, backend_name.c_str(), precision.c_str(),
-      models::passive_wait_policy() ? "true" : "false");
+      models::passive_wait_policy() ? "true" : "false", scheduler.c_str(), load1());
   std::fflush(stdout);
   auto offline_backend = models::make_backend(backend_name, config, weights, {prec});
   const std::size_t max_batch = 32;
 
   for (int requesters : {1, 8, 64}) {
+    if (only == "latency") break;
     actors::InferenceOptions o;
     o.backend = backend_name;
     o.batching.max_batch = max_batch;
@@ -166,28 +197,36 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_inference: %s\n", inference.error().to_string().c_str());
       return 1;
     }
-    // Rounds, each a direct-call slice then an actor slice, so that both see
-    // the same (shared, noisy) machine; the rates are totals over the rounds.
+    // Rounds, each a direct-call slice and an actor slice in alternating order,
+    // so that both see the same (shared, noisy) machine.
     const int in_flight = static_cast<int>((2 * max_batch + static_cast<std::size_t>(requesters) - 1) /
                                            static_cast<std::size_t>(requesters));
     double actor_samples = 0, actor_seconds = 0, offline_total = 0;
+    std::vector<double> ratios;
     uint64_t errors = 0;
     for (int round = 0; round < rounds; ++round) {
       std::fprintf(stderr, "bench_inference: %d requesters, round %d ...\n", requesters, round + 1);
-      offline_total +=
-          offline_samples_per_s(*offline_backend, *windows, config, max_batch, seconds / rounds / 2);
+      const auto direct = [&] {
+        return offline_samples_per_s(*offline_backend, *windows, config, max_batch, seconds / rounds / 2);
+      };
+      const double offline_before = round % 2 == 0 ? direct() : 0;
       auto shared = std::make_shared<Shared>();
       for (int r = 0; r < requesters; ++r)
         sys.spawn(requester, *inference, windows, static_cast<std::size_t>(r) * 3, in_flight, shared);
       std::this_thread::sleep_for(100ms);  // the pipeline fills (and, in round 1, plans are built)
       const uint64_t before = shared->completed;
       const auto start = Clock::now();
-      std::this_thread::sleep_for(std::chrono::duration<double>(seconds / rounds));
-      actor_samples += static_cast<double>(shared->completed - before);
-      actor_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      std::this_thread::sleep_for(std::chrono::duration<double>(seconds / rounds / 2));
+      const double done = static_cast<double>(shared->completed - before);
+      const double took = std::chrono::duration<double>(Clock::now() - start).count();
+      actor_samples += done;
+      actor_seconds += took;
       shared->stop = true;
       while (shared->active > 0) std::this_thread::sleep_for(1ms);
       errors += shared->errors;
+      const double offline = round % 2 == 0 ? offline_before : direct();
+      offline_total += offline;
+      ratios.push_back(done / took / offline);
     }
     auto m = metrics_of(sys, *inference);
     caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
@@ -200,14 +239,18 @@ int main(int argc, char** argv) {
     const double offline = offline_total / rounds;
     std::printf(
         "{\"bench\":\"inference_saturation\",\"backend\":\"%s\",\"precision\":\"%s\",\"requesters\":%d,"
-        "\"samples_per_s\":%.1f,\"offline_samples_per_s\":%.1f,\"ratio\":%.3f,\"in_flight_per_requester\":%d,"
-        "\"offline_batch\":%zu,\"mean_batch\":%.2f,\"max_delay_ms\":%d,\"errors\":%llu}\n",
-        backend_name.c_str(), precision.c_str(), requesters, actor_rate, offline, actor_rate / offline,
-        in_flight, max_batch, batches ? static_cast<double>(windows_run) / static_cast<double>(batches) : 0.0,
-        max_delay_ms, static_cast<unsigned long long>(errors));
+        "\"samples_per_s\":%.1f,\"offline_samples_per_s\":%.1f,\"ratio\":%.3f,\"ratio_min\":%.3f,"
+        "\"ratio_max\":%.3f,\"rounds\":%d,\"in_flight_per_requester\":%d,"
+        "\"offline_batch\":%zu,\"mean_batch\":%.2f,\"max_delay_ms\":%d,\"errors\":%llu,\"load1\":%.2f}\n",
+        backend_name.c_str(), precision.c_str(), requesters, actor_rate, offline, median(ratios),
+        *std::min_element(ratios.begin(), ratios.end()), *std::max_element(ratios.begin(), ratios.end()),
+        rounds, in_flight, max_batch,
+        batches ? static_cast<double>(windows_run) / static_cast<double>(batches) : 0.0, max_delay_ms,
+        static_cast<unsigned long long>(errors), load1());
     std::fflush(stdout);
   }
 
+  if (only == "saturation") return 0;
   // Light load: open loop, one request every 1/rate s.
   actors::InferenceOptions o;
   o.backend = backend_name;
@@ -231,8 +274,13 @@ int main(int argc, char** argv) {
   for (int i = 0; i < total; ++i) {
     next += std::chrono::duration_cast<Clock::duration>(period);
     std::this_thread::sleep_until(next);
-    const auto sent = Clock::now();
+    const auto spawned = Clock::now();
     sys.spawn([=](caf::event_based_actor* self) {
+      const auto sent = Clock::now();
+      {
+        std::lock_guard<std::mutex> lock(shared->mu);
+        shared->spawn_ms.push_back(std::chrono::duration<double, std::milli>(sent - spawned).count());
+      }
       self->request(*inference, caf::infinite, actors::forecast_atom::value,
                     (*windows)[static_cast<std::size_t>(i) % 256])
           .then(
@@ -253,24 +301,31 @@ int main(int argc, char** argv) {
   }
   const auto m1 = metrics_of(sys, *inference);
   caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
-  std::vector<double> lat;
+  std::vector<double> lat, spawn;
   {
     std::lock_guard<std::mutex> lock(shared->mu);
     lat = shared->latencies_ms;
+    spawn = shared->spawn_ms;
   }
   if (lat.empty()) return 1;
   std::sort(lat.begin(), lat.end());
-  auto pct = [&](double q) {
-    return lat[std::min(lat.size() - 1, static_cast<std::size_t>(q * static_cast<double>(lat.size())))];
+  std::sort(spawn.begin(), spawn.end());
+  auto pct = [](const std::vector<double>& v, double q) {
+    return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
   };
   const double batches = static_cast<double>(m1.model_time.count - m0.model_time.count);
   const double batch_ms = batches > 0 ? (m1.model_time.sum_ms - m0.model_time.sum_ms) / batches : 0;
+  const double overheads = static_cast<double>(m1.overhead.count - m0.overhead.count);
+  const double overhead_mean =
+      overheads > 0 ? (m1.overhead.sum_ms - m0.overhead.sum_ms) / overheads : 0;
   std::printf(
       "{\"bench\":\"inference_latency\",\"backend\":\"%s\",\"precision\":\"%s\",\"rate\":%.0f,\"max_delay_"
       "ms\":%d,"
       "\"batch_ms\":%.3f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"requests\":%zu,\"goal_p99_ms\":%."
-      "3f}\n",
-      backend_name.c_str(), precision.c_str(), rate, max_delay_ms, batch_ms, pct(0.5), pct(0.99), lat.back(),
-      lat.size(), max_delay_ms + batch_ms);
+      "3f,\"overhead_mean_ms\":%.3f,\"overhead_max_ms\":%.3f,\"close_margin_ms\":%.3f,\"spawn_p99_ms\":%.3f,"
+      "\"load1\":%.2f}\n",
+      backend_name.c_str(), precision.c_str(), rate, max_delay_ms, batch_ms, pct(lat, 0.5), pct(lat, 0.99),
+      lat.back(), lat.size(), max_delay_ms + batch_ms, overhead_mean, m1.overhead.max_ms, m1.close_margin_ms,
+      spawn.empty() ? 0.0 : pct(spawn, 0.99), load1());
   return 0;
 }

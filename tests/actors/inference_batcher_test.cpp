@@ -53,6 +53,44 @@ TEST_CASE("a bucket is ready when full or when its oldest window waited max dela
   CHECK(full->tickets.size() == 3);
 }
 
+TEST_CASE("a bucket closes early by the overhead the actor observed so its answers leave by max delay",
+          "[inference][batcher][unit]") {
+  auto b = make_batcher(3);
+  auto c = small_informer();
+  CHECK(b.close_margin() == 0ms);  // nothing observed yet
+  b.observe_overhead(1ms);
+  b.observe_overhead(1ms);
+  CHECK(b.close_margin() == 1ms);
+  REQUIRE(b.admit(1, window("a", c, 1), t0));
+  REQUIRE(b.admit(2, window("a", c, 2), t0 + 2ms));  // later company does not move the deadline
+  CHECK(b.next_deadline() == t0 + 4ms);               // the first arrival + 5 ms - 1 ms
+  CHECK_FALSE(b.take_ready(t0 + 3999us).has_value());
+  auto batch = b.take_ready(t0 + 4ms);
+  REQUIRE(batch.has_value());
+  CHECK(batch->tickets == std::vector<actors::Ticket>{1, 2});
+  CHECK(batch->by_deadline);
+  CHECK(batch->due == t0 + 4ms);
+  for (actors::Ticket t = 3; t <= 5; ++t)
+    REQUIRE(b.admit(t, window("a", c, static_cast<uint32_t>(t)), t0 + 10ms));
+  auto full = b.take_ready(t0 + 10ms);
+  REQUIRE(full.has_value());
+  CHECK_FALSE(full->by_deadline);  // full: its lateness says nothing about the overhead
+}
+
+TEST_CASE("the close margin ignores one outlier and never exceeds half the max delay",
+          "[inference][batcher][unit]") {
+  auto b = make_batcher();
+  for (int i = 0; i < 10; ++i) b.observe_overhead(500us);
+  b.observe_overhead(4ms);  // one slow wake-up
+  CHECK(b.close_margin() == 500us);
+  b.observe_overhead(4ms);  // a second one within the last 32
+  CHECK(b.close_margin() == 2500us);
+  for (int i = 0; i < 32; ++i) b.observe_overhead(200us);  // the slow ones age out
+  CHECK(b.close_margin() == 200us);
+  b.observe_overhead(-1ms);  // a model call that started before its due time counts as none
+  CHECK(b.close_margin() == 200us);
+}
+
 TEST_CASE("windows are stacked in ticket order with their own values", "[inference][batcher][unit]") {
   auto b = make_batcher(2);
   auto c = small_informer();

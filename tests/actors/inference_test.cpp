@@ -121,6 +121,9 @@ TEST_CASE_METHOD(InferenceFixture,
   CHECK(m.queue_delay.max_ms == Approx(10).margin(1e-6));  // virtual time: exactly the max delay
   CHECK(m.model_time.count == 1);
   CHECK(m.queued == 0);
+  CHECK(m.overhead.count == 1);  // a deadline batch on an idle worker: its overhead was learned
+  CHECK(m.overhead.max_ms == 0);  // virtual time: no timer or hand-over delay
+  CHECK(m.close_margin_ms == 0);
 }
 
 TEST_CASE_METHOD(InferenceFixture, "a full bucket runs at once without waiting for the delay",
@@ -131,7 +134,9 @@ TEST_CASE_METHOD(InferenceFixture, "a full bucket runs at once without waiting f
   auto p2 = forecast(inference, window("a", c, 2));
   CHECK(p1->value.has_value());
   CHECK(p2->value.has_value());
-  CHECK(metrics(inference).batch_sizes[2] == 1);
+  auto m = metrics(inference);
+  CHECK(m.batch_sizes[2] == 1);
+  CHECK(m.overhead.count == 0);  // full, not due: nothing to learn about the overhead
 }
 
 TEST_CASE_METHOD(InferenceFixture, "different models and shapes never share a batch", "[inference][actor]") {

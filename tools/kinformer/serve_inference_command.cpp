@@ -107,6 +107,7 @@ int run_serve_inference(int argc, char** argv) {
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
   cfg.set("scheduler.max-threads", 2);
+  actors::configure_scheduler_for_inference(cfg);
   actors::register_errors(cfg);
   actors::register_inference_types(cfg);
   caf::actor_system system{cfg};
