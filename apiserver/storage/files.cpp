@@ -29,10 +29,10 @@ std::string base_name_of(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-bool write_all(int fd, const char* data, std::size_t size) {
+bool write_all(int fd, const char* data, std::size_t size, std::uint64_t offset) {
   std::size_t done = 0;
   while (done < size) {
-    auto n = ::write(fd, data + done, size - done);
+    auto n = ::pwrite(fd, data + done, size - done, static_cast<off_t>(offset + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return false;
@@ -67,7 +67,7 @@ Result<void> write_file_atomically(const std::string& path, const std::string& c
   auto temp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return io_error("cannot create", temp);
-  if (!write_all(fd, content.data(), content.size()) || ::fsync(fd) != 0) {
+  if (!write_all(fd, content.data(), content.size(), 0) || ::fsync(fd) != 0) {
     auto error = io_error("cannot write", temp);
     ::close(fd);
     ::unlink(temp.c_str());

@@ -13,6 +13,7 @@
 // Threading: plain functions. Errors: Result with Errc::server_error naming the path.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "runtime/result.hpp"
@@ -28,7 +29,7 @@ Result<void> check_directory(const std::string& dir);
 Result<void> sync_directory(const std::string& dir);
 Result<void> write_file_atomically(const std::string& path, const std::string& content);
 Result<std::string> read_file(const std::string& path);
-/// Writes all of `data` to `fd` (retrying short writes and EINTR); false with errno set.
-bool write_all(int fd, const char* data, std::size_t size);
+/// Writes all of `data` to `fd` at byte `offset` (retrying short writes and EINTR); false with errno set.
+bool write_all(int fd, const char* data, std::size_t size, std::uint64_t offset);
 
 }  // namespace kinformer::apiserver::storage

@@ -1,7 +1,5 @@
 #include "apiserver/storage/log_format.hpp"
 
-#include <algorithm>
-
 #include "apiserver/storage/crc32c.hpp"
 #include "apiserver/storage/persisted_object.hpp"
 
@@ -49,33 +47,36 @@ std::string encode_events(const std::vector<EventPtr>& events) {
 
 ScanResult scan_records(std::string_view bytes) {
   ScanResult out;
+  // Past the last non-zero byte lie only the zeros a preallocated segment starts with.
+  auto last = bytes.find_last_not_of('\0');
+  const std::size_t data_end = last == std::string_view::npos ? 0 : last + 1;
+  constexpr auto unbounded = std::string_view::npos;
   std::size_t at = 0;
-  auto bad = [&](std::string why, bool past_end, std::size_t end) {
+  // A bad record is torn when no non-zero byte lies past what it claims to span.
+  auto bad = [&](std::string why, std::size_t claimed_end) {
     out.bad_offset = at;
     out.why = std::move(why);
-    bool zeros_follow = std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(at), bytes.end(),
-                                    [](char c) { return c == '\0'; });
-    out.tail =
-        past_end || end == bytes.size() || zeros_follow ? ScanResult::Tail::torn : ScanResult::Tail::corrupt;
+    out.tail = data_end <= claimed_end ? ScanResult::Tail::torn : ScanResult::Tail::corrupt;
     return out;
   };
-  while (at < bytes.size()) {
+  while (at < data_end) {
     if (bytes.size() - at < record_header_bytes)
-      return bad("a record header cut short (" + std::to_string(bytes.size() - at) + " bytes)", true,
-                 bytes.size());
+      return bad("a record header cut short (" + std::to_string(bytes.size() - at) + " bytes)", unbounded);
     auto length = get_u32(bytes.data() + at);
     auto crc = get_u32(bytes.data() + at + 4);
     if (length > max_record_bytes)
       return bad("a record length of " + std::to_string(length) + " bytes (the limit is " +
                      std::to_string(max_record_bytes) + ")",
-                 false, 0);
+                 at + record_header_bytes);
     if (bytes.size() - at - record_header_bytes < length)
-      return bad("a record of " + std::to_string(length) + " bytes that runs past the end of the file", true,
-                 bytes.size());
+      return bad("a record of " + std::to_string(length) + " bytes that runs past the end of the file",
+                 unbounded);
     auto payload = bytes.substr(at + record_header_bytes, length);
     auto end = at + record_header_bytes + length;
     if (crc32c_extend(crc32c(bytes.substr(at, 4)), payload) != crc)
-      return bad("a record whose CRC-32C does not match its content", false, end);
+      return bad(length == 0 ? "a zeroed record header before non-zero bytes"
+                             : "a record whose CRC-32C does not match its content",
+                 end);
     out.records.push_back({at, payload});
     at = end;
   }

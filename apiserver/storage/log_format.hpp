@@ -10,9 +10,17 @@
 //   * append_record() frames one payload; scan_records() walks a whole segment and
 //     returns every record before the first bad one (bad = header or payload past the
 //     end, length above max_record_bytes, checksum mismatch).
-//   * A bad record is `torn` when it can be the remains of an append that a crash cut
-//     short: it runs past the end of the data, it is the last record, or only zero
-//     bytes follow its start. Anything else is `corrupt`: valid bytes follow it.
+//   * Zeros are no record (a zero length has a non-zero CRC): where only zero bytes
+//     remain, the records end and the tail is `clean`. Segments are preallocated with
+//     zeros (wal.hpp), so that is the normal end of a live segment.
+//   * A bad record is `torn` when it can be the remains of a write that a crash cut
+//     short: no non-zero byte lies past the bytes it claims (its header, a header cut
+//     short or a length running past the end of the file claims the rest of the file),
+//     so a torn record followed by zeros is torn. Anything else is `corrupt`: data
+//     follows it. A write's pages reach the disk in any order, so after a power loss
+//     (not a process kill, which keeps the page cache) a lost page followed by a
+//     persisted one of an unacknowledged batch also reads as corrupt: start-up then
+//     refuses and --repair drops it.
 //   * A payload is the JSON of one store write: {"events":[{"type":"ADDED",
 //     "resource":"pods./v1","object":{...}}, ...]} (encode_events()).
 // Threading: pure functions. Errors: reported in ScanResult, never thrown.
@@ -45,7 +53,7 @@ struct ScanResult {
   enum class Tail { clean, torn, corrupt };
   std::vector<ScannedRecord> records;
   Tail tail = Tail::clean;
-  std::size_t bad_offset = 0;  // where the first bad record starts (== valid bytes)
+  std::size_t bad_offset = 0;  // where the first bad record (or the zeros) starts (== valid bytes)
   std::string why;             // what is wrong with it
 };
 

@@ -3,8 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
+#include <chrono>
 #include <cstring>
 #include <future>
 
@@ -16,35 +17,50 @@ namespace kinformer::apiserver::storage {
 
 Result<std::unique_ptr<WriteAheadLog>> WriteAheadLog::open(
     std::function<std::string(std::uint64_t)> segment_path, std::uint64_t segment_number, Hooks hooks) {
-  std::unique_ptr<WriteAheadLog> log(
-      new WriteAheadLog(std::move(segment_path), segment_number, -1, std::move(hooks)));
-  auto fd = log->create_segment(segment_number);
-  if (!fd) return std::move(fd).error();
-  log->fd_ = fd.value();
-  log->committer_ = std::thread([raw = log.get()] { raw->run(); });
+  std::unique_ptr<WriteAheadLog> log(new WriteAheadLog(std::move(segment_path), segment_number, std::move(hooks)));
+  if (auto created = log->create_segment(segment_number); !created) return std::move(created).error();
+  for (unsigned i = 0; i < std::max(1u, log->hooks_.syncs_in_flight); ++i)
+    log->committers_.emplace_back([raw = log.get()] { raw->run(); });
   return log;
 }
 
 WriteAheadLog::WriteAheadLog(std::function<std::string(std::uint64_t)> segment_path,
-                             std::uint64_t segment_number, int fd, Hooks hooks)
-    : segment_path_(std::move(segment_path)),
-      hooks_(std::move(hooks)),
-      fd_(fd),
-      segment_number_(segment_number) {}
+                             std::uint64_t segment_number, Hooks hooks)
+    : segment_path_(std::move(segment_path)), hooks_(std::move(hooks)), segment_number_(segment_number) {}
 
 WriteAheadLog::~WriteAheadLog() { (void)close(); }
 
-Result<int> WriteAheadLog::create_segment(std::uint64_t number) {
+namespace {
+
+Error io_error(const std::string& what, const std::string& path) {
+  return Error{Errc::server_error, what + " " + path + ": " + std::strerror(errno)};
+}
+
+}  // namespace
+
+Result<void> WriteAheadLog::create_segment(std::uint64_t number) {
   auto path = segment_path_(number);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Error{Errc::server_error, "cannot create the log segment " + path + ": " + std::strerror(errno)};
-  // The new name must be durable before any record in it counts as durable.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot create the log segment", path);
+  // The zeros' blocks and the file's size are synced now, so a record's fdatasync needs
+  // no metadata; the new name must be durable before any record in it counts as durable.
+  const auto zeros = hooks_.preallocate_bytes;
+  if (zeros && (!write_all(fd, std::string(zeros, '\0').data(), zeros, 0) || ::fdatasync(fd) != 0)) {
+    auto error = io_error("cannot preallocate the log segment", path);
+    ::close(fd);
+    return error;
+  }
   if (auto synced = sync_directory(directory_of(path)); !synced) {
     ::close(fd);
     return synced.error();
   }
-  return fd;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  segment_number_ = number;
+  write_offset_ = 0;
+  zeroed_end_ = zeros;
+  segment_bytes_ = 0;
+  return {};
 }
 
 void WriteAheadLog::append(std::vector<EventPtr> events) {
@@ -85,7 +101,7 @@ Result<std::uint64_t> WriteAheadLog::rotate() {
   if (closed_ || stopping_) return Error{Errc::stopped, "the write-ahead log is closed"};
   auto target = rotations_done_ + 1;
   rotate_after_ = appended_;
-  wake_committer_.notify_one();
+  wake_committer_.notify_all();
   rotated_.wait(lock, [&] { return rotations_done_ >= target; });
   if (failure_) return *failure_;
   return rotated_number_;
@@ -103,100 +119,143 @@ std::optional<Error> WriteAheadLog::failure() const {
   return failure_;
 }
 
-Result<void> WriteAheadLog::write_and_sync(int fd, const std::string& bytes, const std::string& path) {
-  if (!write_all(fd, bytes.data(), bytes.size()) || ::fdatasync(fd) != 0)
-    return Error{Errc::server_error, "cannot write the log segment " + path + ": " + std::strerror(errno)};
+Result<void> WriteAheadLog::write_records(const std::string& bytes) {
+  const auto chunk = hooks_.preallocate_bytes;
+  // Zeros a chunk ahead: the record's own sync then rarely carries a size change.
+  while (chunk && write_offset_ + bytes.size() + chunk / 2 > zeroed_end_) {
+    if (!write_all(fd_, std::string(chunk, '\0').data(), chunk, zeroed_end_))
+      return io_error("cannot preallocate the log segment", segment_path_(segment_number_));
+    zeroed_end_ += chunk;
+  }
+  if (!write_all(fd_, bytes.data(), bytes.size(), write_offset_))
+    return io_error("cannot write the log segment", segment_path_(segment_number_));
+  write_offset_ += bytes.size();
   segment_bytes_ += bytes.size();
   return {};
 }
 
+Result<void> WriteAheadLog::open_for_sync(SyncFile& file) {
+  if (file.fd >= 0 && file.segment == segment_number_) return {};
+  if (file.fd >= 0) ::close(file.fd);
+  auto path = segment_path_(segment_number_);
+  file.segment = segment_number_;
+  file.fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (file.fd < 0) return io_error("cannot open the log segment", path);
+  return {};
+}
+
+Result<void> WriteAheadLog::sync(SyncFile& file, Written& written) {
+  auto start = std::chrono::steady_clock::now();
+  bool ok = ::fdatasync(file.fd) == 0;
+  int saved = errno;
+  written.syncs += 1;
+  written.sync_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  errno = saved;
+  if (!ok) return io_error("cannot sync the log segment", segment_path_(file.segment));
+  return {};
+}
+
 void WriteAheadLog::run() {
-  std::unique_lock lock(mu_);
+  SyncFile mine;
   while (true) {
+    std::unique_lock write_lock(write_mu_);
+    std::unique_lock lock(mu_);
     wake_committer_.wait(lock, [&] { return stopping_ || !queue_.empty() || rotate_after_; });
-    if (queue_.empty() && !rotate_after_ && stopping_) break;
+    if (queue_.empty() && !rotate_after_) break;  // stopping with nothing left
     auto batch = std::move(queue_);
     queue_.clear();
-    const auto last_seq = appended_;
+    Written written;
+    written.last_seq = appended_;
+    written.records = batch.size();
     const auto rotate = rotate_after_;
-    bool ok = !failure_;
+    const bool failed = failure_.has_value();
     lock.unlock();
 
     // Records up to the rotation point stay in this segment; later ones start the next.
     std::string before, after;
-    std::uint64_t newest = 0;
-    auto seq = last_seq - batch.size();
-    Result<void> written;
+    auto seq = written.last_seq - batch.size();
+    Result<void> result;
     for (const auto& events : batch) {
       ++seq;
       if (events.empty()) continue;
-      bool goes_after = rotate && seq > *rotate;
       auto payload = encode_events(events);
       if (payload.size() > max_record_bytes) {  // its length would not fit the frame: never write it
-        written = Error{Errc::server_error, "a write of " + std::to_string(payload.size()) +
-                                                " bytes exceeds the log's record limit"};
+        result = Error{Errc::server_error, "a write of " + std::to_string(payload.size()) +
+                                               " bytes exceeds the log's record limit"};
         break;
       }
-      append_record(goes_after ? after : before, payload);
-      newest = events.back()->resource_version;
+      append_record(rotate && seq > *rotate ? after : before, payload);
+      newest_revision_ = std::max(newest_revision_, events.back()->resource_version);
     }
-    ok = ok && written;
-    if (ok && !before.empty()) written = write_and_sync(fd_, before, segment_path_(segment_number_));
-    if (ok && written && rotate) {
-      auto next = create_segment(segment_number_ + 1);
-      if (next) {
-        ::close(fd_);
-        fd_ = next.value();
-        ++segment_number_;
-        segment_bytes_ = 0;
-        full_reported_ = false;
-      } else {
-        written = std::move(next).error();
+    bool sync_after_write = !failed && result;
+    if (!failed && result) {
+      result = write_records(before);
+      if (result) result = open_for_sync(mine);
+      if (result && rotate) {
+        result = sync(mine, written);  // the old segment is whole before the next one exists
+        if (result) result = create_segment(segment_number_ + 1);
+        if (result && !after.empty()) result = write_records(after);
+        if (result) result = open_for_sync(mine);
+        sync_after_write = !after.empty();  // else the new segment holds only its synced zeros
       }
     }
-    if (ok && written && !after.empty()) written = write_and_sync(fd_, after, segment_path_(segment_number_));
-
-    std::vector<std::function<void(bool)>> done;
-    lock.lock();
-    if (!written && !failure_) {
-      failure_ = written.error();
-      log::error("apiserver", "the write-ahead log failed, no write is acknowledged from now on: " +
-                                  written.error().message);
-    }
-    ok = !failure_;
-    if (ok) {
-      durable_ = last_seq;
-      stats_.records += batch.size();
-      stats_.syncs += (before.empty() ? 0 : 1) + (after.empty() ? 0 : 1);
-    }
-    auto end = ok ? waiters_.upper_bound(durable_) : waiters_.end();
-    for (auto it = waiters_.begin(); it != end; ++it) done.push_back(std::move(it->second));
-    waiters_.erase(waiters_.begin(), end);
+    written.newest_revision = newest_revision_;
     if (rotate) {
+      lock.lock();
+      if (!result) fail(result.error());
       rotate_after_.reset();
       rotated_number_ = segment_number_;
       ++rotations_done_;
+      full_reported_ = false;
       rotated_.notify_all();
+      lock.unlock();
     }
-    lock.unlock();
-    if (ok && newest && hooks_.on_durable) hooks_.on_durable(newest);
-    for (auto& d : done) d(ok);
-    if (ok && hooks_.segment_limit && !full_reported_ && segment_bytes_ > hooks_.segment_limit &&
-        hooks_.on_segment_full) {
-      full_reported_ = true;
-      hooks_.on_segment_full();
-    }
-    lock.lock();
+    write_lock.unlock();
+
+    // Outside write_mu_: the next committer writes the next batch while this one syncs.
+    if (result && sync_after_write) result = sync(mine, written);
+    finish(written, std::move(result));
   }
+  if (mine.fd >= 0) ::close(mine.fd);
+}
+
+void WriteAheadLog::fail(const Error& error) {
+  if (failure_) return;
+  failure_ = error;
+  log::error("apiserver", "the write-ahead log failed, no write is acknowledged from now on: " + error.message);
+}
+
+void WriteAheadLog::finish(const Written& written, Result<void> result) {
+  std::vector<std::function<void(bool)>> done;
+  std::unique_lock lock(mu_);
+  if (!result) fail(result.error());
+  const bool ok = !failure_;
+  if (ok) {
+    durable_ = std::max(durable_, written.last_seq);
+    stats_.records += written.records;
+  }
+  stats_.syncs += written.syncs;
+  stats_.sync_seconds += written.sync_seconds;
+  auto end = ok ? waiters_.upper_bound(durable_) : waiters_.end();
+  for (auto it = waiters_.begin(); it != end; ++it) done.push_back(std::move(it->second));
+  waiters_.erase(waiters_.begin(), end);
+  const bool full = ok && hooks_.segment_limit && hooks_.on_segment_full && !full_reported_ &&
+                    segment_bytes_ > hooks_.segment_limit;
+  if (full) full_reported_ = true;
+  lock.unlock();
+  if (ok && written.newest_revision && hooks_.on_durable) hooks_.on_durable(written.newest_revision);
+  for (auto& d : done) d(ok);
+  if (full) hooks_.on_segment_full();
 }
 
 Result<void> WriteAheadLog::close() {
   std::unique_lock lock(mu_);
   if (closed_) return failure_ ? Result<void>(*failure_) : Result<void>();
   stopping_ = true;
-  wake_committer_.notify_one();
+  wake_committer_.notify_all();
   lock.unlock();
-  if (committer_.joinable()) committer_.join();
+  for (auto& committer : committers_)
+    if (committer.joinable()) committer.join();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   lock.lock();

@@ -1,27 +1,38 @@
 // apiserver/storage/wal.hpp
 //
 // WriteAheadLog: the Store's durable log. Every write's events become one record
-// (log_format.hpp) in the current segment file; a committer thread writes and
-// fdatasyncs them in batches (group commit: all records appended while one fsync
-// runs share the next one).
+// (log_format.hpp) in the current segment file; committer threads write and
+// fdatasync them in batches (group commit: every record appended while the
+// committers are busy goes out in the next batch).
 //
 // Contract
 //   * append() (the StoreLog hook, called under the store's mutex) only queues: it
 //     never touches the disk. appended() is the sequence number of the newest record.
 //   * when_durable(seq, done) calls done(true) once every record up to seq is written
-//     and fdatasynced (at once, on the caller's thread, when it already is; else on the
+//     and fdatasynced (at once, on the caller's thread, when it already is; else on a
 //     committer thread), or done(false) once the log failed. After each synced batch
-//     the committer calls on_durable(newest revision in it) (the Store's
-//     mark_durable) before it calls the waiters.
+//     its committer calls on_durable(newest revision in it) (the Store's
+//     mark_durable, which ignores a revision it has passed) before it calls the waiters.
+//   * Up to `syncs_in_flight` fdatasyncs run at once. Batches are written in sequence
+//     order, one at a time; each committer then syncs through its own descriptor, so a
+//     sync that returns 0 covers every byte written before it began and the kernel
+//     reports a writeback error to every committer's next sync. A finished sync makes
+//     durable everything up to its batch, whichever sync finishes first.
+//   * Segments are preallocated: a new segment is `preallocate_bytes` of zeros (written,
+//     not fallocate()d, so its blocks are initialised), and the zeros are extended a
+//     chunk ahead of the records. A record's fdatasync then flushes data only, with no
+//     journal commit of a new size or new blocks. The reader takes a zeroed tail as the
+//     end of the log (log_format.hpp). preallocate_bytes 0 appends instead.
 //   * An I/O error fails the log for good: the error is printed once on stderr, every
 //     waiter then and later gets false. Nothing written after a failed fsync is ever
 //     reported durable (PostgreSQL's lesson: a failed fsync cannot be retried).
 //   * rotate() starts a new segment: the records appended before the call end in the
 //     current one, which is synced before the next segment is created and synced; later
 //     records go to the new one. It returns the new segment's number once that has
-//     happened. One caller at a time. segment_bytes() is the current segment's size.
-//   * close() writes and syncs what is queued and joins the committer. Idempotent.
-// Threading: every member is thread-safe; callbacks run without the log's mutex held.
+//     happened. One caller at a time. segment_bytes() is the current segment's record
+//     bytes (its zeros not counted).
+//   * close() writes and syncs what is queued and joins the committers. Idempotent.
+// Threading: every member is thread-safe; callbacks run without the log's mutexes held.
 // Errors: Result with Errc::server_error naming the file and errno text.
 #pragma once
 
@@ -49,10 +60,12 @@ class WriteAheadLog final : public StoreLog {
     std::function<void(std::uint64_t revision)> on_durable;  // every event up to revision is durable
     std::function<void()> on_segment_full;                   // segment_bytes() passed segment_limit
     std::uint64_t segment_limit = 0;                         // 0 = never call on_segment_full
+    unsigned syncs_in_flight = 4;                            // committer threads (at least 1)
+    std::uint64_t preallocate_bytes = 1ull << 20;            // zeros ahead of the records; 0 = append
   };
 
   /// Creates the segment file `path` (it must not exist), syncs its directory and
-  /// starts the committer. `segment_path(n)` names segment number n for rotate().
+  /// starts the committers. `segment_path(n)` names segment number n for rotate().
   static Result<std::unique_ptr<WriteAheadLog>> open(std::function<std::string(std::uint64_t)> segment_path,
                                                      std::uint64_t segment_number, Hooks hooks);
   ~WriteAheadLog() override;
@@ -67,10 +80,12 @@ class WriteAheadLog final : public StoreLog {
   /// Returns the new segment's number.
   Result<std::uint64_t> rotate();
   std::uint64_t segment_bytes() const;
-  /// Records written and fdatasync calls made so far: records per sync is the group-commit batch.
+  /// Records written, fdatasync calls made and the seconds they took, summed over the
+  /// committers: records per sync is the group-commit batch.
   struct Stats {
     std::uint64_t records = 0;
     std::uint64_t syncs = 0;
+    double sync_seconds = 0;
   };
   Stats stats() const;
   /// The error that failed the log, if one did.
@@ -78,14 +93,47 @@ class WriteAheadLog final : public StoreLog {
   Result<void> close();
 
  private:
-  WriteAheadLog(std::function<std::string(std::uint64_t)> segment_path, std::uint64_t segment_number, int fd,
+  // A committer's own descriptor of the segment it last synced.
+  struct SyncFile {
+    std::uint64_t segment = 0;
+    int fd = -1;
+  };
+  // What one committer took off the queue, and its syncs.
+  struct Written {
+    std::uint64_t last_seq = 0;         // every record up to it is durable once this batch's sync returns
+    std::uint64_t newest_revision = 0;  // of the events written up to last_seq; 0: none yet
+    std::uint64_t records = 0;
+    std::uint64_t syncs = 0;
+    double sync_seconds = 0;
+  };
+
+  WriteAheadLog(std::function<std::string(std::uint64_t)> segment_path, std::uint64_t segment_number,
                 Hooks hooks);
   void run();
-  Result<void> write_and_sync(int fd, const std::string& bytes, const std::string& path);
-  Result<int> create_segment(std::uint64_t number);
+  // write_mu_ held:
+  Result<void> create_segment(std::uint64_t number);
+  Result<void> write_records(const std::string& bytes);
+  /// Points `file` at the segment being written (opened under write_mu_, so compaction
+  /// cannot have removed it; a sync of a since-removed segment is harmless).
+  Result<void> open_for_sync(SyncFile& file);
+  // No lock held:
+  Result<void> sync(SyncFile& file, Written& written);
+  /// Marks the batch durable (or fails the log) and calls its waiters.
+  void finish(const Written& written, Result<void> result);
+  void fail(const Error& error);  // mu_ held
 
   const std::function<std::string(std::uint64_t)> segment_path_;
   const Hooks hooks_;
+
+  // Orders the writers: held from taking a batch off the queue until its bytes are written.
+  std::mutex write_mu_;
+  // Guarded by write_mu_: the segment being written.
+  int fd_ = -1;
+  std::uint64_t segment_number_ = 0;
+  std::uint64_t write_offset_ = 0;
+  std::uint64_t zeroed_end_ = 0;
+  std::uint64_t newest_revision_ = 0;
+  std::atomic<std::uint64_t> segment_bytes_{0};  // written under write_mu_, read by segment_bytes()
 
   mutable std::mutex mu_;
   std::condition_variable wake_committer_;
@@ -100,14 +148,10 @@ class WriteAheadLog final : public StoreLog {
   std::optional<Error> failure_;               // guarded by mu_
   bool stopping_ = false;                      // guarded by mu_
   bool closed_ = false;                        // guarded by mu_
+  bool full_reported_ = false;                 // guarded by mu_; on_segment_full called for this segment
   Stats stats_;                                // guarded by mu_
 
-  // Committer thread only (segment_bytes_ also read by segment_bytes()).
-  int fd_ = -1;
-  std::uint64_t segment_number_ = 0;
-  std::atomic<std::uint64_t> segment_bytes_{0};
-  bool full_reported_ = false;
-  std::thread committer_;
+  std::vector<std::thread> committers_;
 };
 
 }  // namespace kinformer::apiserver::storage

@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
@@ -10,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "apiserver/storage/crc32c.hpp"
 #include "apiserver/storage/files.hpp"
@@ -55,6 +58,14 @@ void copy_files(const std::string& from, const std::string& to) {
                           .c_str()) == 0);
 }
 
+// The last write may have started one more compaction: returns once none has run for 300 ms.
+void settle_compactions(const Persistence& p) {
+  for (auto seen = p.compactions();; seen = p.compactions()) {
+    ::usleep(300000);
+    if (p.compactions() == seen) return;
+  }
+}
+
 std::string only_segment(const std::string& dir) {
   std::string found;
   for (const auto& name : {"0000000001", "0000000002", "0000000003"})
@@ -81,6 +92,7 @@ TEST_CASE("the log scan tells a torn tail from a corrupt record before the tail"
   storage::append_record(log, "{\"second\":2}");
   auto third_at = log.size();
   storage::append_record(log, "{\"third\":3}");
+  const std::string zeros(4096, '\0');
 
   auto clean = storage::scan_records(log);
   CHECK(clean.tail == ScanResult::Tail::clean);
@@ -97,17 +109,39 @@ TEST_CASE("the log scan tells a torn tail from a corrupt record before the tail"
   flipped_last[flipped_last.size() - 2] ^= 0x20;
   CHECK(storage::scan_records(flipped_last).tail == ScanResult::Tail::torn);
 
-  auto zero_tail = log + std::string(64, '\0');
-  auto zeros = storage::scan_records(zero_tail);
-  CHECK(zeros.tail == ScanResult::Tail::torn);
-  CHECK(zeros.records.size() == 3);
+  // A preallocated segment: the zeros after the records are their end.
+  auto preallocated = storage::scan_records(log + zeros);
+  CHECK(preallocated.tail == ScanResult::Tail::clean);
+  CHECK(preallocated.records.size() == 3);
+  CHECK(preallocated.bad_offset == log.size());
+  CHECK(storage::scan_records(zeros).tail == ScanResult::Tail::clean);
 
-  auto flipped_middle = log;
-  flipped_middle[second_at + storage::record_header_bytes + 2] ^= 0x01;
-  auto corrupt = storage::scan_records(flipped_middle);
-  CHECK(corrupt.tail == ScanResult::Tail::corrupt);
-  CHECK(corrupt.bad_offset == second_at);
-  CHECK(corrupt.records.size() == 1);
+  // A write cut short in a preallocated segment: the start of its record, then zeros.
+  auto cut_before_zeros = log;
+  std::fill(cut_before_zeros.end() - 4, cut_before_zeros.end(), '\0');
+  auto torn = storage::scan_records(cut_before_zeros + zeros);
+  CHECK(torn.tail == ScanResult::Tail::torn);
+  CHECK(torn.bad_offset == third_at);
+  CHECK(torn.records.size() == 2);
+  auto header_only = log.substr(0, third_at + 6) + std::string(log.size() - third_at - 6, '\0') + zeros;
+  CHECK(storage::scan_records(header_only).tail == ScanResult::Tail::torn);
+
+  for (const auto& tail : {std::string(), zeros}) {
+    auto flipped_middle = log + tail;
+    flipped_middle[second_at + storage::record_header_bytes + 2] ^= 0x01;
+    auto corrupt = storage::scan_records(flipped_middle);
+    CHECK(corrupt.tail == ScanResult::Tail::corrupt);
+    CHECK(corrupt.bad_offset == second_at);
+    CHECK(corrupt.records.size() == 1);
+  }
+
+  // A zeroed stretch with records after it is a hole in the log, not its end.
+  auto hole = log + zeros;
+  std::fill(hole.begin() + static_cast<std::ptrdiff_t>(second_at),
+            hole.begin() + static_cast<std::ptrdiff_t>(third_at), '\0');
+  auto holed = storage::scan_records(hole);
+  CHECK(holed.tail == ScanResult::Tail::corrupt);
+  CHECK(holed.bad_offset == second_at);
 }
 
 TEST_CASE("a snapshot round-trips and every kind of damage is a clear error naming the object",
@@ -227,6 +261,71 @@ TEST_CASE("recovery replays the log a crash left, rebuilds the watch history and
   CHECK(only_segment(crashed.path).find("wal-0000000002") != std::string::npos);
 }
 
+TEST_CASE("a new log segment is zeros written ahead of the records and recovery stops at them",
+          "[apiserver][storage][item-10][integration]") {
+  auto registry = ResourceRegistry::with_builtins();
+  const auto& cms = *registry.find("", "v1", "configmaps");
+  TempDir live, crashed;
+  {
+    Store store(registry);
+    auto p = Persistence::open(store, registry, {live.path + "/state.json"});
+    REQUIRE(p);
+    REQUIRE(store.create(cms, "default", configmap("one"), false));
+    REQUIRE((*p)->wait_durable((*p)->sync_point()));
+    auto bytes = slurp(only_segment(live.path));
+    // Written zeros, not a hole: the record's fdatasync then changes no size and no extent.
+    CHECK(bytes.size() >= (1u << 20));
+    auto scan = storage::scan_records(bytes);
+    CHECK(scan.tail == ScanResult::Tail::clean);
+    CHECK(scan.records.size() == 1);
+    CHECK(std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(scan.bad_offset), bytes.end(),
+                      [](char c) { return c == '\0'; }));
+    copy_files(live.path, crashed.path);
+  }
+  Store recovered(registry);
+  REQUIRE(Persistence::open(recovered, registry, {crashed.path + "/state.json"}));
+  CHECK(recovered.get(cms, "default", "one"));
+}
+
+TEST_CASE("writes from many threads are durable in revision order with several syncs in flight",
+          "[apiserver][storage][item-10][integration]") {
+  std::uint64_t last = 0;
+  std::atomic<int> lost{0};
+  auto registry = ResourceRegistry::with_builtins();
+  const auto& cms = *registry.find("", "v1", "configmaps");
+  TempDir live, crashed;
+  {
+    Store store(registry);
+    auto p = Persistence::open(store, registry, {live.path + "/state.json", 64 << 10});  // compacts often
+    REQUIRE(p);
+    std::vector<std::thread> writers;
+    for (int t = 0; t < 8; ++t)
+      writers.emplace_back([&, t] {
+        for (int i = 0; i < 60; ++i) {
+          auto name = "cm-" + std::to_string(t) + "-" + std::to_string(i);
+          if (!store.create(cms, "default", configmap(name, std::string(300, 'x')), false) ||
+              !(*p)->wait_durable((*p)->sync_point()))
+            ++lost;
+        }
+      });
+    for (auto& w : writers) w.join();
+    CHECK(lost == 0);
+    auto stats = (*p)->log_stats();
+    INFO("records " << stats.records << " syncs " << stats.syncs);
+    CHECK(stats.records == 480);
+    CHECK((*p)->compactions() >= 1);  // rotations ran between concurrent syncs
+    settle_compactions(**p);
+    last = store.revision();
+    copy_files(live.path, crashed.path);
+  }
+  Store recovered(registry);
+  auto opened = Persistence::open(recovered, registry, {crashed.path + "/state.json"});
+  INFO((opened ? std::string() : opened.error().message));
+  REQUIRE(opened);
+  CHECK(recovered.revision() == last);
+  CHECK(recovered.list(cms, {})->items.size() == 480);
+}
+
 TEST_CASE("cluster-scoped objects with dotted names, such as nodes and CRDs, survive a restart",
           "[apiserver][storage][item-17][integration]") {
   // The data file's loader once applied the label rule to every cluster-scoped kind, so a
@@ -264,19 +363,29 @@ TEST_CASE(
       REQUIRE((*p)->wait_durable((*p)->sync_point()));  // one record per write
     }
     last = store.revision();
-    TempDir torn, corrupt;
-    copy_files(live.path, torn.path);
+    TempDir corrupt;
     copy_files(live.path, corrupt.path);
-    auto segment = only_segment(torn.path);
+    auto segment = only_segment(corrupt.path);
     REQUIRE(segment != "");
     auto bytes = slurp(segment);
     auto records = storage::scan_records(bytes).records;
     REQUIRE(records.size() == 5);
 
-    spit(segment, bytes.substr(0, bytes.size() - 10));
-    {
+    // The segment is preallocated: a write cut short leaves zeros where its end would be.
+    CHECK(bytes.size() > records[4].offset + storage::record_header_bytes + records[4].payload.size());
+    auto records_end = records[4].offset + storage::record_header_bytes + records[4].payload.size();
+    auto cut_before_zeros = bytes;
+    std::fill(cut_before_zeros.begin() + static_cast<std::ptrdiff_t>(records_end - 10), cut_before_zeros.end(),
+              '\0');
+    // And as an appended segment would: the file ends inside the record.
+    for (const auto& cut : {cut_before_zeros, bytes.substr(0, records_end - 10)}) {
+      TempDir torn;
+      copy_files(live.path, torn.path);
+      spit(only_segment(torn.path), cut);
       Store recovered(registry);
-      REQUIRE(Persistence::open(recovered, registry, {torn.path + "/state.json"}));
+      auto opened = Persistence::open(recovered, registry, {torn.path + "/state.json"});
+      INFO((opened ? std::string() : opened.error().message));
+      REQUIRE(opened);
       CHECK(recovered.revision() == last - 1);  // the torn, never acknowledged write is gone
       CHECK_FALSE(recovered.get(cms, "default", "cm-4"));
     }
@@ -347,11 +456,7 @@ TEST_CASE("a log that passes its size limit is compacted into the snapshot while
     for (int waited = 0; (*p)->compactions() == 0 && waited < 500; ++waited) ::usleep(10000);
     INFO("waited 5 s for a compaction of a log 4 times over its limit");
     REQUIRE((*p)->compactions() >= 1);
-    // The last batch may have started one more compaction: copy once none has run for 300 ms.
-    for (auto seen = (*p)->compactions();; seen = (*p)->compactions()) {
-      ::usleep(300000);
-      if ((*p)->compactions() == seen) break;
-    }
+    settle_compactions(**p);
     last = store.revision();
     copy_files(live.path, crashed.path);
   }
