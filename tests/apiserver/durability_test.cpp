@@ -212,7 +212,7 @@ TEST_CASE(
   TempDir dir;
   // A small log limit: compactions run all the time, so kills also land in the middle of them.
   std::vector<std::string> args = {"apiserver",       "--port", "0", "--data-file", dir.path + "/state.json",
-                                   "--wal-max-bytes", "32768"};
+                                   "--wal-max-bytes", "8192"};
   const int rounds = rounds_from_environment();
   constexpr int configmap_clients = 4;
   KnownState known;
