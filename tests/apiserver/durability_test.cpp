@@ -531,13 +531,17 @@ std::vector<std::string> widget_names(std::uint16_t port) {
   return out;
 }
 
+std::vector<std::string> data_file_args(const TempDir& dir) {
+  return {"apiserver", "--port", "0", "--data-file", dir.path + "/state.json"};
+}
+
 }  // namespace
 
 TEST_CASE("a server restarted on its data file serves the kinds of its run-time CRDs and their objects",
           "[apiserver][durability][crd][item-17][integration]") {
   REQUIRE(kinformer::testing::kinformer_binary_built());
   TempDir dir;
-  std::vector<std::string> args = {"apiserver", "--port", "0", "--data-file", dir.path + "/state.json"};
+  const auto args = data_file_args(dir);
   {
     auto first = start(args);
     REQUIRE(post(first.port, crds_path, kinformer::testing::widget_crd()) == 201);
@@ -558,7 +562,7 @@ TEST_CASE("kill -9 after a CRD is created recovers its kind from the log before 
           "[apiserver][durability][crd][item-17][integration]") {
   REQUIRE(kinformer::testing::kinformer_binary_built());
   TempDir dir;
-  std::vector<std::string> args = {"apiserver", "--port", "0", "--data-file", dir.path + "/state.json"};
+  const auto args = data_file_args(dir);
   SECTION("killed between the CRD's create and the first custom resource's") {
     auto first = start(args);
     REQUIRE(post(first.port, crds_path, kinformer::testing::widget_crd()) == 201);
@@ -584,7 +588,7 @@ TEST_CASE("a log that creates deletes and re-creates a CRD with another schema r
           "[apiserver][durability][crd][item-17][integration]") {
   REQUIRE(kinformer::testing::kinformer_binary_built());
   TempDir dir;
-  std::vector<std::string> args = {"apiserver", "--port", "0", "--data-file", dir.path + "/state.json"};
+  const auto args = data_file_args(dir);
   {
     auto first = start(args);
     REQUIRE(post(first.port, crds_path, widget_crd_sized("integer")) == 201);

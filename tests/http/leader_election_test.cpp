@@ -181,8 +181,19 @@ int election_runs() {
   return text ? std::max(1, std::atoi(text)) : 10;
 }
 
-// Where in the leader's 2 s renewal cycle run `seed` kills or cuts it.
-milliseconds phase_of(unsigned seed) { return milliseconds(seed * 377 % 2000); }
+// Runs `scenario` once per seed of the jitter, each on a fresh election of three
+// candidates that ran for `warmup` plus a phase that moves the kill or cut the
+// scenario makes around the leader's 2 s renewal cycle.
+template <class Scenario>
+void for_each_seed(milliseconds warmup, Scenario scenario) {
+  for (unsigned seed = 1; seed <= static_cast<unsigned>(election_runs()); ++seed) {
+    INFO("seed " << seed);
+    Election e(seed);
+    for (const char* id : {"a", "b", "c"}) e.add(id);
+    e.run_for(warmup + milliseconds(seed * 377 % 2000));
+    scenario(e);
+  }
+}
 
 // The spread of one kind of handover over the seeded runs, as one JSON line.
 struct Spread {
@@ -225,11 +236,7 @@ TEST_CASE("three candidates on one lease: exactly one leads and the others follo
 TEST_CASE("killing the leader hands the lease to another candidate within the lease duration plus the retry period",
           "[leader_election][integration]") {
   Spread spread;
-  for (unsigned seed = 1; seed <= static_cast<unsigned>(election_runs()); ++seed) {
-    INFO("seed " << seed);
-    Election e(seed);
-    for (const char* id : {"a", "b", "c"}) e.add(id);
-    e.run_for(20s + phase_of(seed));
+  for_each_seed(20s, [&](Election& e) {
     auto& old = the_leader(e);
     const auto transitions = e.lease()["spec"]["leaseTransitions"].get<int>();
     // A crash: cut the leader off and stop it; its release never reaches the server.
@@ -251,18 +258,14 @@ TEST_CASE("killing the leader hands the lease to another candidate within the le
     CHECK(handover <= 15s + 2s);
     CHECK(handover >= 15s - 2s - milliseconds(4400) - 2 * step);
     CHECK(e.lease()["spec"]["leaseTransitions"] == transitions + 1);
-  }
+  });
   WARN(spread.json("killed"));
 }
 
 TEST_CASE("a partitioned leader stops leading before anyone else starts and follows after the partition heals",
           "[leader_election][integration]") {
   Spread stopped_after, taken_after;
-  for (unsigned seed = 1; seed <= static_cast<unsigned>(election_runs()); ++seed) {
-    INFO("seed " << seed);
-    Election e(seed);
-    for (const char* id : {"a", "b", "c"}) e.add(id);
-    e.run_for(20s + phase_of(seed));
+  for_each_seed(20s, [&](Election& e) {
     auto& old = the_leader(e);
     const auto cut = e.clock->elapsed();
     old.network->partition(true);
@@ -287,7 +290,7 @@ TEST_CASE("a partitioned leader stops leading before anyone else starts and foll
     CHECK_FALSE(old.elector->is_leader());
     std::lock_guard lock(e.mu);
     CHECK(e.overlaps == 0);
-  }
+  });
   WARN(stopped_after.json("partitioned_leader_stopped"));
   WARN(taken_after.json("partitioned_next_leader_started"));
 }
@@ -312,11 +315,7 @@ TEST_CASE("a partitioned follower never takes over while the leader renews",
 TEST_CASE("a clean stop releases the lease so that another candidate takes over at its next try",
           "[leader_election][integration]") {
   Spread spread;
-  for (unsigned seed = 1; seed <= static_cast<unsigned>(election_runs()); ++seed) {
-    INFO("seed " << seed);
-    Election e(seed);
-    for (const char* id : {"a", "b", "c"}) e.add(id);
-    e.run_for(10s + phase_of(seed));
+  for_each_seed(10s, [&](Election& e) {
     auto& old = the_leader(e);
     const auto stopped_at = e.clock->elapsed();
     old.elector->stop();
@@ -332,7 +331,7 @@ TEST_CASE("a clean stop releases the lease so that another candidate takes over 
     spread.add(handover);
     CHECK(handover <= milliseconds(4400) + step);  // one jittered retry period, not a lease duration
     CHECK(e.overlaps == 0);
-  }
+  });
   WARN(spread.json("clean_stop"));
 }
 
