@@ -527,7 +527,8 @@ std::vector<std::string> widget_names(std::uint16_t port) {
   INFO("GET " << widgets_path << ": " << reply.body);
   REQUIRE(reply.status == 200);
   std::vector<std::string> out;
-  for (const auto& item : json::parse(reply.body)["items"]) out.push_back(item["metadata"]["name"].get<std::string>());
+  const auto list = json::parse(reply.body);
+  for (const auto& item : list["items"]) out.push_back(item["metadata"]["name"].get<std::string>());
   return out;
 }
 
