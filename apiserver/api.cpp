@@ -250,32 +250,19 @@ class RequestHandler {
     if (auto refused = admit(registry_, *t.type, *body)) return error_response(*refused);
     auto created = store_.create(*t.type, t.namespace_name, std::move(body).value(), dry.value());
     if (!created) return error_response(created.error());
-    if (!dry.value()) after_write(*t.type, *created->object);
+    if (!dry.value()) after_write(*created->object);
     return ok_json(created->object->json, 201);
   }
 
   // A stored CRD serves its kind (admit() checked that it can).
-  void after_write(const ResourceType& type, const StoredObject& object) {
-    if (!is_crd_type(type)) return;
-    auto kind = custom_kind_of(json::parse(object.json));
-    if (kind) (void)registry_.add_or_update_custom(std::move(kind->type), std::move(kind->schema));
+  void after_write(const StoredObject& object) {
+    (void)follow_crd(registry_, EventType::modified, object);
   }
 
-  // A deleted CRD: stop serving its kind, then delete its objects. A create that
-  // passed find() just before the retirement may land after the first sweep, so
-  // sweep until a pass finds nothing (bounded: nothing new is served meanwhile).
-  void after_delete(const ResourceType& type, const StoredObject& object) {
-    if (!is_crd_type(type)) return;
-    auto kind = custom_kind_of(json::parse(object.json));
-    if (!kind) return;
-    const ResourceType* served = registry_.find(kind->type.group, kind->type.version, kind->type.plural);
-    if (!served || served->builtin) return;
-    registry_.retire(served);
-    for (int pass = 0; pass < 4; ++pass) {
-      auto page = store_.list(*served, {});
-      if (!page || page->items.empty()) return;
-      for (const auto& item : page->items) (void)store_.remove(*served, item->namespace_name, item->name, {}, false);
-    }
+  // A deleted CRD: stop serving its kind, then delete its objects.
+  void after_delete(const StoredObject& object) {
+    auto retired = follow_crd(registry_, EventType::deleted, object);
+    if (retired && retired.value()) delete_custom_objects(store_, *retired.value());
   }
 
   // Status subresource rules (§A6.2): the main resource keeps the stored status; /status changes only status.
@@ -309,7 +296,7 @@ class RequestHandler {
         },
         false, dry.value());
     if (!written) return error_response(written.error());
-    if (!dry.value()) after_write(*t.type, *written->object);
+    if (!dry.value()) after_write(*written->object);
     return ok_json(written->object->json);
   }
 
@@ -414,7 +401,7 @@ class RequestHandler {
       if (!written) return error_response(written.error());
       if (kind == Kind::apply && !dry.value())
         applied_.set(written->object->uid, manager, patch_document.dump());
-      if (!dry.value()) after_write(*t.type, *written->object);
+      if (!dry.value()) after_write(*written->object);
       return ok_json(written->object->json, written->created ? 201 : 200);
     }
   }
@@ -446,7 +433,7 @@ class RequestHandler {
     }
     auto removed = store_.remove(*t.type, t.namespace_name, t.name, preconditions, dry_run);
     if (!removed) return error_response(removed.error());
-    if (!dry_run) after_delete(*t.type, **removed);
+    if (!dry_run) after_delete(**removed);
     if (t.type->delete_returns_object) return ok_json((*removed)->json);
     return ok_json(success_status(**removed));
   }
@@ -469,7 +456,7 @@ class RequestHandler {
       if (is_namespaces(*t.type) && is_protected_namespace(object->name)) continue;
       auto removed = store_.remove(*t.type, object->namespace_name, object->name, {}, dry.value());
       if (!removed) continue;  // deleted concurrently
-      if (!dry.value()) after_delete(*t.type, **removed);
+      if (!dry.value()) after_delete(**removed);
       if (!first) body += ',';
       first = false;
       append_list_item(body, **removed);

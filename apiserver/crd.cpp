@@ -143,4 +143,24 @@ void set_crd_status(json& crd) {
         condition("Established", "InitialNamesAccepted", "the initial names have been accepted")}}};
 }
 
+Result<const ResourceType*> follow_crd(ResourceRegistry& registry, EventType event, const StoredObject& object) {
+  if (!object.type || !is_crd_type(*object.type)) return static_cast<const ResourceType*>(nullptr);
+  auto parsed = json::parse(object.json, nullptr, false);
+  auto kind = custom_kind_of(parsed);
+  if (!kind) return Error{Errc::decode_failed, "CustomResourceDefinition " + object.name + ": " + kind.error().message};
+  if (event != EventType::deleted) return registry.add_or_update_custom(std::move(kind->type), std::move(kind->schema));
+  const ResourceType* served = registry.find(kind->type.group, kind->type.version, kind->type.plural);
+  if (!served || served->builtin) return static_cast<const ResourceType*>(nullptr);
+  registry.retire(served);
+  return served;
+}
+
+void delete_custom_objects(Storage& storage, const ResourceType& type) {
+  for (int pass = 0; pass < 4; ++pass) {
+    auto page = storage.list(type, {});
+    if (!page || page->items.empty()) return;
+    for (const auto& item : page->items) (void)storage.remove(type, item->namespace_name, item->name, {}, false);
+  }
+}
+
 }  // namespace kinformer::apiserver

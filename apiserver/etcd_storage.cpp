@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "apiserver/crd.hpp"
 #include "apiserver/object_rules.hpp"
 #include "runtime/log.hpp"
 
@@ -52,7 +53,7 @@ bool is_terminating(const StoredObject& ns) {
 
 }  // namespace
 
-Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(const ResourceRegistry& registry,
+Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(ResourceRegistry& registry,
                                                        EtcdOptions options) {
   if (options.prefix.empty() || options.prefix.front() != '/' || options.prefix.back() == '/')
     return Error{Errc::server_error,
@@ -66,6 +67,8 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(const ResourceRegistry& r
   std::unique_ptr<EtcdStorage> storage(
       new EtcdStorage(registry, std::move(options), std::move(client).value()));
   storage->window_start_ = storage->watched_ = storage->last_event_ = start;
+  // Before the watch: its events since `start` then apply on top, in order.
+  if (auto served = storage->serve_stored_crds(); !served) return std::move(served).error();
   storage->watch_thread_ = std::thread([s = storage.get()] { s->watch_loop(); });
   if (auto made = storage->ensure_bootstrap_namespaces(); !made) return std::move(made).error();
   if (storage->options_.compaction_interval.count() > 0)
@@ -73,7 +76,7 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(const ResourceRegistry& r
   return storage;
 }
 
-EtcdStorage::EtcdStorage(const ResourceRegistry& registry, EtcdOptions options,
+EtcdStorage::EtcdStorage(ResourceRegistry& registry, EtcdOptions options,
                          std::unique_ptr<EtcdClient> client)
     : registry_(registry), options_(std::move(options)), client_(std::move(client)) {}
 
@@ -423,6 +426,19 @@ Result<void> EtcdStorage::ensure_bootstrap_namespaces() {
   return {};
 }
 
+Result<void> EtcdStorage::serve_stored_crds() {
+  const ResourceType* crds = registry_.find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+  if (!crds) return {};
+  auto page = list(*crds, {});
+  if (!page) return Error{Errc::connection_failed, "cannot list the CustomResourceDefinitions in etcd: " +
+                                                       page.error().message};
+  for (const auto& crd : page->items)
+    if (auto served = follow_crd(registry_, EventType::added, *crd); !served)
+      log::warn("apiserver", "a CustomResourceDefinition in etcd cannot be served",
+                {{"name", crd->name}, {"error", served.error().message}});
+  return {};
+}
+
 // ---- the watch cache ----
 
 bool EtcdStorage::events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const {
@@ -499,6 +515,7 @@ void EtcdStorage::on_watch_message(const json& message) {
         json last = json::parse(previous->json);
         last["metadata"]["resourceVersion"] = std::to_string(mod);
         fresh.push_back(make_event(EventType::deleted, make_stored(*type, last), previous));
+        (void)follow_crd(registry_, EventType::deleted, *previous);
         continue;
       }
       auto object = stored_from(*type, kv, mod);
@@ -506,6 +523,7 @@ void EtcdStorage::on_watch_message(const json& message) {
       const bool added = EtcdClient::number(kv, "create_revision") == mod;
       fresh.push_back(
           make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
+      (void)follow_crd(registry_, fresh.back()->type, *object);  // another replica's CRD: before its objects
     }
   }
   std::vector<std::function<void()>> wake;

@@ -32,6 +32,13 @@
 //     two intervals. compact() compacts at once at the current revision.
 //   * open() makes sure the bootstrap namespaces (default, kube-system, kube-public)
 //     exist; several servers may do so at once.
+//   * Custom kinds follow the CRDs in etcd (follow_crd(), apiserver/crd.hpp): open()
+//     serves every CRD etcd holds before the watch starts, and the watch serves or
+//     retires the kind of each CRD event (another replica's writes) before it reads
+//     the events after it. A replica thus serves a CRD another one created once its
+//     watch has the event (discovery and the kind's URLs answer 404 until then), as
+//     kube-apiserver's replicas do. Not yet: the watch skips the keys of a kind no
+//     longer served, so the deletions that follow a CRD's are not streamed.
 // Threading: every member is thread-safe; two background threads (the watch's
 //   reconnects and the compactor) stop in the destructor.
 // Errors: 503 ServiceUnavailable when no etcd endpoint answers, 504 Timeout when one
@@ -68,7 +75,7 @@ class EtcdStorage final : public Storage {
  public:
   /// Connects (503-style Errc::connection_failed when no endpoint answers), creates
   /// the bootstrap namespaces, opens the watch and starts the compactor.
-  [[nodiscard]] static Result<std::unique_ptr<EtcdStorage>> open(const ResourceRegistry& registry,
+  [[nodiscard]] static Result<std::unique_ptr<EtcdStorage>> open(ResourceRegistry& registry,
                                                                  EtcdOptions options);
   ~EtcdStorage() override;
   EtcdStorage(const EtcdStorage&) = delete;
@@ -99,7 +106,7 @@ class EtcdStorage final : public Storage {
   bool watching() const;
 
  private:
-  EtcdStorage(const ResourceRegistry& registry, EtcdOptions options, std::unique_ptr<EtcdClient> client);
+  EtcdStorage(ResourceRegistry& registry, EtcdOptions options, std::unique_ptr<EtcdClient> client);
 
   // keys
   std::string resource_segment(const ResourceType& type) const;
@@ -115,6 +122,7 @@ class EtcdStorage final : public Storage {
                                      bool dry_run, bool& retry);
   ApiResult<StoredPtr> delete_one(const ResourceType& type, const StoredPtr& current);
   Result<void> ensure_bootstrap_namespaces();
+  Result<void> serve_stored_crds();
 
   // the watch cache
   void watch_loop();
@@ -122,7 +130,7 @@ class EtcdStorage final : public Storage {
   void compactor_loop();
   void drop_window_locked(std::uint64_t revision, std::vector<std::function<void()>>& wake);
 
-  const ResourceRegistry& registry_;
+  ResourceRegistry& registry_;
   const EtcdOptions options_;
   const std::unique_ptr<EtcdClient> client_;
 

@@ -8,7 +8,7 @@
 #include "apiserver/storage/snapshot.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
+  auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();  // its CRDs serve kinds in it
   std::string text(reinterpret_cast<const char*>(data), size);
   auto contents = kinformer::apiserver::storage::parse_snapshot(text, "fuzz.json", registry);
   if (contents) {

@@ -100,6 +100,23 @@ struct LeaderElector::State : std::enable_shared_from_this<LeaderElector::State>
     });
   }
 
+  bool held_by_other_locked() const {
+    return observed && !observed->holder_identity.empty() && observed->holder_identity != config.identity;
+  }
+
+  // A candidate's next try: the jittered retry, or the instant the lease it saw held
+  // expires when that comes first, so a dead leader's lease is taken when it expires
+  // rather than up to a retry period later.
+  milliseconds next_candidate_try_locked() {
+    auto delay = candidate_delay_locked();
+    if (!held_by_other_locked()) return delay;
+    auto until_expiry =
+        std::chrono::ceil<milliseconds>(observed_time + config.lease_duration - config.clock->now());
+    // Not yet expired: try exactly then. Already expired (the try failed for another
+    // reason, e.g. the network): the jittered retry, never a tight loop.
+    return until_expiry > milliseconds(0) && until_expiry < delay ? until_expiry : delay;
+  }
+
   milliseconds candidate_delay_locked() {
     double r = config.random ? config.random() : std::uniform_real_distribution<double>(0, 1)(rng);
     return milliseconds(static_cast<std::int64_t>(static_cast<double>(config.retry_period.count()) *
@@ -142,12 +159,16 @@ struct LeaderElector::State : std::enable_shared_from_this<LeaderElector::State>
       } else {
         const LeaseRecord& old = **got;
         if (!observed || !old.same_holding(*observed)) {
+          // The change was written after the server answered our previous look at the
+          // record, which we sent at seen_start: count from there while that look is
+          // recent enough for the contract's inequality, else from now (client-go).
+          const bool recent = observed && now - seen_start < config.lease_duration - config.renew_deadline;
           observed = old;
-          observed_time = now;
+          observed_time = recent ? seen_start : now;
           note_leader_locked(old.holder_identity);
         }
-        const bool held_by_other = !old.holder_identity.empty() && old.holder_identity != config.identity;
-        refused = held_by_other && observed_time + config.lease_duration > now;
+        seen_start = started;
+        refused = held_by_other_locked() && observed_time + config.lease_duration > now;
         const bool ours = old.holder_identity == config.identity;
         next.acquire_time = ours ? old.acquire_time : next.renew_time;
         next.lease_transitions = ours ? old.lease_transitions : old.lease_transitions + 1;
@@ -166,6 +187,7 @@ struct LeaderElector::State : std::enable_shared_from_this<LeaderElector::State>
       std::lock_guard lock(mu);
       observed = r.value();
       observed_time = config.clock->now();
+      seen_start = started;  // the server applied our write after this
       note_leader_locked(config.identity);
     }
     finish(try_epoch, started, static_cast<bool>(r));
@@ -181,7 +203,7 @@ struct LeaderElector::State : std::enable_shared_from_this<LeaderElector::State>
       }
       if (try_epoch != epoch) {
         // leadership was lost while this try ran: its answer is stale
-        schedule_try_locked(phase == Phase::leading ? config.retry_period : candidate_delay_locked());
+        schedule_try_locked(phase == Phase::leading ? config.retry_period : next_candidate_try_locked());
       } else if (phase == Phase::candidate) {
         if (ok) {
           phase = Phase::leading;
@@ -191,7 +213,7 @@ struct LeaderElector::State : std::enable_shared_from_this<LeaderElector::State>
           arm_deadline_locked();
           schedule_try_locked(config.retry_period);
         } else {
-          schedule_try_locked(candidate_delay_locked());
+          schedule_try_locked(next_candidate_try_locked());
         }
       } else {
         if (ok) last_renew_start = started;
@@ -224,7 +246,7 @@ struct LeaderElector::State : std::enable_shared_from_this<LeaderElector::State>
       phase = Phase::candidate;
       ++epoch;
       post_locked(config.on_stopped_leading);
-      if (!in_flight) schedule_try_locked(candidate_delay_locked());
+      if (!in_flight) schedule_try_locked(next_candidate_try_locked());
     }
     drain();
   }
@@ -293,7 +315,8 @@ struct LeaderElector::State : std::enable_shared_from_this<LeaderElector::State>
   std::uint64_t epoch = 0;                    // guarded by mu; bumped on every phase change
   bool in_flight = false;                     // guarded by mu; at most one try at a time
   std::optional<LeaseRecord> observed;        // guarded by mu; the record last read or written
-  TimePoint observed_time;                    // guarded by mu; our clock when `observed` last changed
+  TimePoint observed_time;                    // guarded by mu; whence `observed`'s lease counts (contract)
+  TimePoint seen_start;                       // guarded by mu; start of the last try whose answer showed `observed`
   TimePoint last_renew_start;                 // guarded by mu; start of the last successful try while leading
   std::string reported_leader;                // guarded by mu
   std::deque<std::function<void()>> pending;  // guarded by mu; callbacks not yet run

@@ -13,21 +13,43 @@
 //   ...
 //   elector->stop();  // releases the lease when leading
 //
-// Contract (client-go's algorithm)
+// Contract (client-go's algorithm, with a tighter count of another's lease)
 //   * A candidate tries to acquire every retry_period, stretched by up to
 //     jitter_factor (client-go: 1.2); a leader renews every retry_period.
 //   * One try: get the Lease; absent → create it held by us. Present and held by
-//     another candidate whose record we have seen unchanged for less than
-//     lease_duration (our own clock: observed time, never the server's renewTime)
-//     → fail. Otherwise update it with our holderIdentity, renewTime = now,
-//     acquireTime kept when we already held it (else now and leaseTransitions + 1),
-//     sent with the resourceVersion we read: a concurrent writer makes it fail
-//     (409), never overwrite.
+//     another candidate whose lease has not expired by our count (below) → fail.
+//     Otherwise update it with our holderIdentity, renewTime = now, acquireTime kept
+//     when we already held it (else now and leaseTransitions + 1), sent with the
+//     resourceVersion we read: a concurrent writer makes it fail (409), never
+//     overwrite.
+//   * Counting another's lease, on our own clock (never the server's renewTime): a
+//     read that shows the record changed was answered at N; the change was applied
+//     after the server answered our previous look at the record (a read, or our own
+//     successful write), which we sent at S. The lease counts from T = S when
+//     N - S < lease_duration - renew_deadline, else from T = N (client-go's count);
+//     it expires at T + lease_duration. A candidate that saw the lease held tries
+//     again at the sooner of its jittered retry and that expiry, so it takes a dead
+//     leader's lease at the expiry, not up to a retry later.
 //   * A leader whose last successful renewal STARTED renew_deadline ago stops
-//     leading at that instant, even with a renewal still in flight. Since
-//     renew_deadline < lease_duration and others count lease_duration from when
-//     they saw that renewal (after it started), no two candidates lead at once.
-//     After stopping it goes back to trying to acquire.
+//     leading at that instant, even with a renewal still in flight. After stopping
+//     it goes back to trying to acquire.
+//   * No two leaders at once. Say F takes the lease at t_F >= T + lease_duration
+//     (its update succeeded) after reading the record of L's last renewal before
+//     it, which L began at R; L stops leading at R + renew_deadline. The server
+//     applied that renewal after L began it and before it answered F's read:
+//     R < N. F's update carried that record's resourceVersion, so L renewed no
+//     more in between. If T = S: N - S < lease_duration - renew_deadline, so
+//       R + renew_deadline < N + renew_deadline < S + lease_duration <= t_F;
+//     if T = N: R + renew_deadline < N + lease_duration <= t_F.
+//     Either way L stopped strictly before F started. (As in client-go, the
+//     processes' clocks may be offset but must run at the same rate.)
+//   * Handover after a leader dies (its last renewal applied at W, before the
+//     death): a follower whose previous look S came before W and whose next
+//     answer came within lease_duration - renew_deadline of S (always at the
+//     defaults: tries at most 2 s x 2.2 = 4.4 s apart, plus one request, < 5 s)
+//     counts from S < W, so it takes the lease by S + lease_duration, i.e. less
+//     than lease_duration (15 s) plus one request after the death: within the
+//     issue's bound of lease_duration + retry_period (17 s).
 //   * Callbacks: on_started_leading, on_stopped_leading (exactly once after each
 //     start), on_new_leader(identity) whenever the observed holder changes. They run
 //     one at a time in order, on a thread of the lock or the clock; they must be

@@ -10,9 +10,12 @@ std::string resource_id(const ResourceType& type) {
   return type.plural + "." + type.group + "/" + type.version;
 }
 
-const ResourceType* find_resource(const ResourceRegistry& registry, std::string_view id) {
+const ResourceType* find_resource(const ResourceRegistry& registry, std::string_view id,
+                                  const std::vector<const ResourceType*>& retired) {
   for (const auto& type : registry.all())
     if (resource_id(type) == id) return &type;
+  for (auto it = retired.rbegin(); it != retired.rend(); ++it)
+    if (resource_id(**it) == id) return *it;
   return nullptr;
 }
 
@@ -30,14 +33,14 @@ bool parse_revision(std::string_view text, std::uint64_t& out) {
 
 Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, const json& resource,
                                           const json& object, std::uint64_t newest_revision,
-                                          const std::string& where) {
+                                          const std::string& where, const std::vector<const ResourceType*>& retired) {
   auto fail = [&](const std::string& what, const std::string& why) {
     return Error{Errc::decode_failed, where + " (" + what + "): " + why};
   };
   if (!resource.is_string())
     return fail("?", "\"resource\" must be a string like \"pods./v1\", not " + resource.dump());
   auto id = resource.get<std::string>();
-  const ResourceType* type = find_resource(registry, id);
+  const ResourceType* type = find_resource(registry, id, retired);
   if (!type) return fail(id, "this server does not serve that resource");
   if (!object.is_object())
     return fail(id, "\"object\" must be a JSON object, not " + object.dump().substr(0, 80));

@@ -7,7 +7,10 @@
 // Contract
 //   * resource_id(type) is "plural.group/version" ("pods./v1"), the resource field of
 //     snapshot entries and log events.
-//   * decode_persisted_object() accepts only: "resource" a served resource id;
+//   * find_resource() resolves a resource id to the served entry, else to the newest
+//     of `retired` (the kinds a log replay retired: the log records a CRD's deletion
+//     before the deletions of its objects, apiserver/crd.hpp).
+//   * decode_persisted_object() accepts only: "resource" a resource id find_resource() knows;
 //     "object" a JSON object whose kind/apiVersion match it; metadata.name a valid
 //     name; metadata.namespace a valid namespace for namespaced kinds and absent
 //     otherwise; a non-empty uid; metadata.resourceVersion a decimal string in
@@ -21,6 +24,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "apiserver/resources.hpp"
 #include "apiserver/store.hpp"
@@ -33,7 +37,8 @@ namespace kinformer::apiserver::storage {
 constexpr std::uint64_t max_revision = 0x7fffffffffffffffULL;
 
 std::string resource_id(const ResourceType& type);
-const ResourceType* find_resource(const ResourceRegistry& registry, std::string_view id);
+const ResourceType* find_resource(const ResourceRegistry& registry, std::string_view id,
+                                  const std::vector<const ResourceType*>& retired = {});
 
 /// Parses a resourceVersion: decimal digits only, 1..max_revision.
 bool parse_revision(std::string_view text, std::uint64_t& out);
@@ -41,6 +46,7 @@ bool parse_revision(std::string_view text, std::uint64_t& out);
 /// `where` names the entry in errors ("state.json: objects[3]").
 Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, const nlohmann::json& resource,
                                           const nlohmann::json& object, std::uint64_t newest_revision,
-                                          const std::string& where);
+                                          const std::string& where,
+                                          const std::vector<const ResourceType*>& retired = {});
 
 }  // namespace kinformer::apiserver::storage

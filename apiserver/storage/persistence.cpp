@@ -12,6 +12,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "apiserver/crd.hpp"
 #include "apiserver/storage/files.hpp"
 #include "apiserver/storage/log_format.hpp"
 #include "apiserver/storage/persisted_object.hpp"
@@ -32,10 +33,10 @@ Error io_error(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-Persistence::Persistence(Store& store, const ResourceRegistry& registry, PersistenceOptions options)
+Persistence::Persistence(Store& store, ResourceRegistry& registry, PersistenceOptions options)
     : store_(store), registry_(registry), options_(std::move(options)) {}
 
-Result<std::unique_ptr<Persistence>> Persistence::open(Store& store, const ResourceRegistry& registry,
+Result<std::unique_ptr<Persistence>> Persistence::open(Store& store, ResourceRegistry& registry,
                                                        PersistenceOptions options) {
   std::unique_ptr<Persistence> p(new Persistence(store, registry, std::move(options)));
   if (auto recovered = p->recover(); !recovered) return std::move(recovered).error();
@@ -106,6 +107,10 @@ Result<void> Persistence::recover() {
     if (auto truncated = truncate_at(segments, corruption); !truncated) return truncated;
     segments = list_segments();
   }
+  // A crash between a CRD's deletion and the end of its objects' deletions left some.
+  for (const ResourceType* retired : retired_)
+    if (registry_.find(retired->group, retired->version, retired->plural) != retired)
+      delete_custom_objects(store_, *retired);
   std::uint64_t next_segment = segments.empty() ? 1 : segments.back().first + 1;
   if (have_snapshot || records)
     log::info("apiserver", "recovered",
@@ -183,7 +188,7 @@ Result<void> Persistence::replay_record(std::string_view payload, const std::str
     auto resource = e.find("resource");
     auto object = e.find("object");
     auto stored = decode_persisted_object(registry_, resource == e.end() ? missing : *resource,
-                                          object == e.end() ? missing : *object, max_revision, name);
+                                          object == e.end() ? missing : *object, max_revision, name, retired_);
     if (!stored) return std::move(stored).error();
     decoded.emplace_back(event_type, std::move(stored).value());
   }
@@ -195,8 +200,13 @@ Result<void> Persistence::replay_record(std::string_view payload, const std::str
   if (decoded.back().second->resource_version <= revision) return {};  // the snapshot holds it
   if (decoded.front().second->resource_version <= revision)
     return fail("the record straddles the snapshot's revision " + std::to_string(revision));
-  for (auto& [type, object] : decoded)
+  for (auto& [type, object] : decoded) {
     if (auto applied = store_.replay(type, object); !applied) return fail(applied.error().message);
+    // In log order, so a CRD deleted and created again serves what the log ends with.
+    auto followed = follow_crd(registry_, type, *object);
+    if (!followed) return fail(followed.error().message);
+    if (type == EventType::deleted && followed.value()) retired_.push_back(followed.value());
+  }
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "apiserver/crd.hpp"
 #include "apiserver/storage/crc32c.hpp"
 #include "apiserver/storage/files.hpp"
 #include "apiserver/storage/persisted_object.hpp"
@@ -24,7 +25,7 @@ std::string hex32(std::uint32_t v) {
 }
 
 Result<Store::Contents> check_and_decode(const json& snapshot, const std::string& path,
-                                         const ResourceRegistry& registry) {
+                                         ResourceRegistry& registry) {
   auto fail = [&](const std::string& why) { return Error{Errc::decode_failed, path + ": " + why}; };
   auto revision = snapshot.find("revision");
   if (revision == snapshot.end() || !revision->is_number_unsigned() ||
@@ -38,23 +39,32 @@ Result<Store::Contents> check_and_decode(const json& snapshot, const std::string
   std::set<std::pair<const ResourceType*, std::string>> keys;
   std::set<std::string> namespaces;
   const ResourceType* namespace_type = registry.namespaces();
-  for (std::size_t i = 0; i < objects->size(); ++i) {
-    const auto& entry = (*objects)[i];
-    auto where = path + ": objects[" + std::to_string(i) + "]";
-    if (!entry.is_object())
-      return fail("objects[" + std::to_string(i) + "] must be an object, not " + entry.dump());
-    static const json missing;
-    auto resource = entry.find("resource");
-    auto object = entry.find("object");
-    auto decoded = decode_persisted_object(registry, resource == entry.end() ? missing : *resource,
-                                           object == entry.end() ? missing : *object, out.revision, where);
-    if (!decoded) return std::move(decoded).error();
-    StoredPtr stored = std::move(decoded).value();
-    if (!keys.emplace(stored->type, stored->key).second)
-      return fail("objects[" + std::to_string(i) + "]: " + stored->type->plural + " " + stored->key +
-                  " appears twice");
-    if (stored->type == namespace_type) namespaces.insert(stored->name);
-    out.objects.push_back(std::move(stored));
+  // The CRDs first: each serves its kind (apiserver/crd.hpp) before any object of it is read.
+  const ResourceType* crd_type = registry.find("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+  const std::string crd_id = crd_type ? resource_id(*crd_type) : std::string();
+  for (const bool crds : {true, false}) {
+    for (std::size_t i = 0; i < objects->size(); ++i) {
+      const auto& entry = (*objects)[i];
+      auto where = path + ": objects[" + std::to_string(i) + "]";
+      if (!entry.is_object())
+        return fail("objects[" + std::to_string(i) + "] must be an object, not " + entry.dump());
+      static const json missing;
+      auto resource = entry.find("resource");
+      const bool is_crd = crd_type && resource != entry.end() && *resource == crd_id;
+      if (is_crd != crds) continue;
+      auto object = entry.find("object");
+      auto decoded = decode_persisted_object(registry, resource == entry.end() ? missing : *resource,
+                                             object == entry.end() ? missing : *object, out.revision, where);
+      if (!decoded) return std::move(decoded).error();
+      StoredPtr stored = std::move(decoded).value();
+      if (!keys.emplace(stored->type, stored->key).second)
+        return fail("objects[" + std::to_string(i) + "]: " + stored->type->plural + " " + stored->key +
+                    " appears twice");
+      if (auto served = follow_crd(registry, EventType::added, *stored); !served)
+        return fail("objects[" + std::to_string(i) + "]: " + served.error().message);
+      if (stored->type == namespace_type) namespaces.insert(stored->name);
+      out.objects.push_back(std::move(stored));
+    }
   }
   for (const char* required : {"default", "kube-system", "kube-public"})
     if (!namespaces.count(required))
@@ -95,14 +105,14 @@ Result<void> write_snapshot(const std::string& path, const Store::Contents& cont
   return write_file_atomically(path, render_snapshot(contents));
 }
 
-Result<Store::Contents> read_snapshot(const std::string& path, const ResourceRegistry& registry) {
+Result<Store::Contents> read_snapshot(const std::string& path, ResourceRegistry& registry) {
   auto text = read_file(path);
   if (!text) return std::move(text).error();
   return parse_snapshot(text.value(), path, registry);
 }
 
 Result<Store::Contents> parse_snapshot(const std::string& text, const std::string& path,
-                                       const ResourceRegistry& registry) {
+                                       ResourceRegistry& registry) {
   auto fail = [&](const std::string& why) { return Error{Errc::decode_failed, path + ": " + why}; };
   // The checksum first: a flipped byte is reported as such, not as whatever it broke.
   auto end = text.find_last_not_of(" \t\r\n");

@@ -18,6 +18,10 @@
 //     (decode_persisted_object()), no key twice, every namespaced object in a
 //     namespace the snapshot holds, and the namespaces default, kube-system and
 //     kube-public present. Each error names the file and the entry.
+//   * Its CustomResourceDefinitions are read first and each serves its kind in
+//     `registry` (follow_crd(), apiserver/crd.hpp), so the custom resources after them
+//     are known; a CRD that cannot be served is an error naming it. The registry keeps
+//     those kinds even when a later entry fails.
 // Threading: plain functions. Errors: Result (Errc::decode_failed for content,
 //   Errc::server_error for I/O); never throws.
 #pragma once
@@ -36,9 +40,9 @@ std::string render_snapshot(const Store::Contents& contents);
 
 Result<void> write_snapshot(const std::string& path, const Store::Contents& contents);
 
-Result<Store::Contents> read_snapshot(const std::string& path, const ResourceRegistry& registry);
+Result<Store::Contents> read_snapshot(const std::string& path, ResourceRegistry& registry);
 /// read_snapshot() on text already in memory; `path` only names it in errors.
 Result<Store::Contents> parse_snapshot(const std::string& text, const std::string& path,
-                                       const ResourceRegistry& registry);
+                                       ResourceRegistry& registry);
 
 }  // namespace kinformer::apiserver::storage

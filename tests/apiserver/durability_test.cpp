@@ -20,6 +20,7 @@
 
 #include "tests/apiserver/kinformer_process.hpp"
 #include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/widget_crd.hpp"
 
 using namespace std::chrono_literals;
 using kinformer::testing::http_request;
@@ -497,4 +498,114 @@ TEST_CASE("a corrupt log record refuses to start naming its offset and --repair 
   CHECK(http_request(repaired.port, "GET", "/api/v1/namespaces/default/configmaps/cm-1").status == 404);
   ::kill(repaired.process->pid(), SIGTERM);
   CHECK(repaired.process->wait_exit(20s) == 0);
+}
+
+// ---- run-time CRDs across restarts (issue 17) ----
+
+namespace {
+
+const std::string crds_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const std::string widgets_path = "/apis/example.com/v1/namespaces/default/widgets";
+
+// The widget CRD with spec.size of `size_type` ("integer" or "string").
+json widget_crd_sized(const std::string& size_type) {
+  auto crd = kinformer::testing::widget_crd();
+  crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"]["type"] =
+      size_type;
+  return crd;
+}
+
+// The status of a POST; its reply shows with the next failed assertion.
+int post(std::uint16_t port, const std::string& path, const json& body) {
+  auto reply = http_request(port, "POST", path, body.dump());
+  UNSCOPED_INFO("POST " << path << ": " << reply.status << " " << reply.body << reply.error);
+  return reply.status;
+}
+
+std::vector<std::string> widget_names(std::uint16_t port) {
+  auto reply = http_request(port, "GET", widgets_path);
+  INFO("GET " << widgets_path << ": " << reply.body);
+  REQUIRE(reply.status == 200);
+  std::vector<std::string> out;
+  const auto list = json::parse(reply.body);
+  for (const auto& item : list["items"]) out.push_back(item["metadata"]["name"].get<std::string>());
+  return out;
+}
+
+std::vector<std::string> data_file_args(const TempDir& dir) {
+  return {"apiserver", "--port", "0", "--data-file", dir.path + "/state.json"};
+}
+
+}  // namespace
+
+TEST_CASE("a server restarted on its data file serves the kinds of its run-time CRDs and their objects",
+          "[apiserver][durability][crd][item-17][integration]") {
+  REQUIRE(kinformer::testing::kinformer_binary_built());
+  TempDir dir;
+  const auto args = data_file_args(dir);
+  {
+    auto first = start(args);
+    REQUIRE(post(first.port, crds_path, kinformer::testing::widget_crd()) == 201);
+    REQUIRE(post(first.port, widgets_path, kinformer::testing::widget("w1", {{"size", 3}})) == 201);
+    ::kill(first.process->pid(), SIGTERM);  // a clean stop: everything is in the snapshot
+    REQUIRE(first.process->wait_exit(20s) == 0);
+  }
+  auto second = start(args);
+  CHECK(widget_names(second.port) == std::vector<std::string>{"w1"});
+  auto discovery = http_request(second.port, "GET", "/apis/example.com/v1");
+  CHECK(discovery.status == 200);
+  CHECK_THAT(discovery.body, Catch::Contains("\"widgets\""));
+  // The schema came back too: a wrong type is still refused.
+  CHECK(post(second.port, widgets_path, kinformer::testing::widget("bad", {{"size", "big"}})) == 422);
+}
+
+TEST_CASE("kill -9 after a CRD is created recovers its kind from the log before objects of it are read",
+          "[apiserver][durability][crd][item-17][integration]") {
+  REQUIRE(kinformer::testing::kinformer_binary_built());
+  TempDir dir;
+  const auto args = data_file_args(dir);
+  SECTION("killed between the CRD's create and the first custom resource's") {
+    auto first = start(args);
+    REQUIRE(post(first.port, crds_path, kinformer::testing::widget_crd()) == 201);
+    ::kill(first.process->pid(), SIGKILL);
+    REQUIRE(first.process->wait_exit(10s) == 128 + SIGKILL);
+    auto second = start(args);
+    CHECK(post(second.port, widgets_path, kinformer::testing::widget("w1", {{"size", 1}})) == 201);
+    CHECK(widget_names(second.port) == std::vector<std::string>{"w1"});
+  }
+  SECTION("killed after both were created") {
+    auto first = start(args);
+    REQUIRE(post(first.port, crds_path, kinformer::testing::widget_crd()) == 201);
+    REQUIRE(post(first.port, widgets_path, kinformer::testing::widget("w1", {{"size", 1}})) == 201);
+    ::kill(first.process->pid(), SIGKILL);
+    REQUIRE(first.process->wait_exit(10s) == 128 + SIGKILL);
+    auto second = start(args);
+    INFO(second.process->stderr_text());
+    CHECK(widget_names(second.port) == std::vector<std::string>{"w1"});
+  }
+}
+
+TEST_CASE("a log that creates deletes and re-creates a CRD with another schema replays in its order",
+          "[apiserver][durability][crd][item-17][integration]") {
+  REQUIRE(kinformer::testing::kinformer_binary_built());
+  TempDir dir;
+  const auto args = data_file_args(dir);
+  {
+    auto first = start(args);
+    REQUIRE(post(first.port, crds_path, widget_crd_sized("integer")) == 201);
+    REQUIRE(post(first.port, widgets_path, kinformer::testing::widget("old-1", {{"size", 1}})) == 201);
+    REQUIRE(post(first.port, widgets_path, kinformer::testing::widget("old-2", {{"size", 2}})) == 201);
+    auto deleted = http_request(first.port, "DELETE", crds_path + "/widgets.example.com");
+    REQUIRE(deleted.status == 200);
+    REQUIRE(post(first.port, crds_path, widget_crd_sized("string")) == 201);
+    REQUIRE(post(first.port, widgets_path, kinformer::testing::widget("new-1", {{"size", "large"}})) == 201);
+    ::kill(first.process->pid(), SIGKILL);
+    REQUIRE(first.process->wait_exit(10s) == 128 + SIGKILL);
+  }
+  auto second = start(args);
+  INFO(second.process->stderr_text());
+  CHECK(widget_names(second.port) == std::vector<std::string>{"new-1"});
+  // The schema the log ends with: a string size is accepted, an integer one refused.
+  CHECK(post(second.port, widgets_path, kinformer::testing::widget("new-2", {{"size", "small"}})) == 201);
+  CHECK(post(second.port, widgets_path, kinformer::testing::widget("old-3", {{"size", 3}})) == 422);
 }

@@ -13,8 +13,10 @@
 
 #include "tests/apiserver/kinformer_process.hpp"
 #include "tests/apiserver/loopback_http.hpp"
+#include "tests/apiserver/test_server.hpp"
 #include "tests/support/etcd_process.hpp"
 #include "tests/support/eventually.hpp"
+#include "tests/support/widget_crd.hpp"
 
 namespace kinformer::testing {
 namespace {
@@ -156,4 +158,38 @@ TEST_CASE("An idle watch on etcd bookmarks at etcd's progress, past writes it do
 }
 
 }  // namespace
+// Issue 17 on etcd: a CRD written through one replica is served by every other one
+// (from its watch), by a server started later (from etcd at start), and its deletion
+// stops them all serving the kind.
+TEST_CASE("Servers on one etcd serve the CRDs etcd holds at start and learn those another replica writes",
+          "[apiserver][crd][item-17][integration]") {
+  EtcdProcess etcd;
+  if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
+  apiserver::ServerOptions options;
+  options.etcd.endpoints = {etcd.endpoint()};
+  const std::string group_path = "/apis/example.com/v1";
+  const std::string widgets = group_path + "/namespaces/default/widgets";
+  TestServer a(options);
+  TestServer b(options);  // running before the CRD exists
+  REQUIRE(a.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widget_crd().dump()).status ==
+          201);
+  eventually([&] { return b.request("GET", group_path).status == 200; },
+             "replica B to serve the kind of the CRD written through A (from its etcd watch)");
+  REQUIRE(a.request("POST", widgets, widget("w1", {{"size", 1}}).dump()).status == 201);
+  eventually([&] { return b.request("GET", widgets + "/w1").status == 200; }, "replica B to read A's widget");
+  CHECK(b.request("POST", widgets, widget("bad", {{"size", "big"}}).dump()).status == 422);  // B has the schema
+
+  TestServer c(options);  // started on an etcd that already holds the CRD: serves it at once
+  CHECK(c.request("GET", widgets + "/w1").status == 200);
+  auto discovery = c.request("GET", group_path);
+  CHECK(discovery.status == 200);
+  CHECK_THAT(discovery.body, Catch::Contains("\"widgets\""));
+
+  REQUIRE(a.request("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com")
+              .status == 200);
+  for (auto* server : {&b, &c})
+    eventually([&] { return server->request("GET", group_path).status == 404; },
+               "every replica to stop serving the kind of the deleted CRD");
+}
+
 }  // namespace kinformer::testing

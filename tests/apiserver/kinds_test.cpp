@@ -7,8 +7,11 @@
 
 #include "apiserver/schema.hpp"
 #include "tests/apiserver/test_server.hpp"
+#include "tests/support/widget_crd.hpp"
 
 using kinformer::testing::TestServer;
+using kinformer::testing::widget;
+using kinformer::testing::widget_crd;
 using kinformer::testing::WatchStream;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -45,40 +48,6 @@ json aggregated_resource(const json& list, const std::string& group, const std::
         for (const auto& r : v["resources"])
           if (r["resource"] == plural) return r;
   return nullptr;
-}
-
-json widget_crd(bool with_status = true) {
-  json version = {
-      {"name", "v1"},
-      {"served", true},
-      {"storage", true},
-      {"schema",
-       {{"openAPIV3Schema",
-         {{"type", "object"},
-          {"properties",
-           {{"spec",
-             {{"type", "object"},
-              {"required", {"size"}},
-              {"properties",
-               {{"size", {{"type", "integer"}}},
-                {"color", {{"type", "string"}, {"enum", {"red", "blue"}}}},
-                {"parts", {{"type", "array"}, {"items", {{"type", "string"}}}}}}}}},
-            {"status", {{"type", "object"}, {"properties", {{"ready", {{"type", "boolean"}}}}}}}}}}}}}};
-  if (with_status) version["subresources"] = {{"status", json::object()}};
-  return {{"apiVersion", "apiextensions.k8s.io/v1"},
-          {"kind", "CustomResourceDefinition"},
-          {"metadata", {{"name", "widgets.example.com"}}},
-          {"spec",
-           {{"group", "example.com"},
-            {"scope", "Namespaced"},
-            {"names",
-             {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}, {"shortNames", {"wd"}}}},
-            {"versions", {version}}}}};
-}
-
-json widget(const std::string& name, json spec) {
-  return {
-      {"apiVersion", "example.com/v1"}, {"kind", "Widget"}, {"metadata", {{"name", name}}}, {"spec", spec}};
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ std::string fresh_prefix() {
   return "/conformance-" + std::to_string(::getpid()) + "-" + std::to_string(++counter);
 }
 
-Result<std::unique_ptr<EtcdStorage>> open_etcd(const ResourceRegistry& registry, const std::string& endpoint,
+Result<std::unique_ptr<EtcdStorage>> open_etcd(ResourceRegistry& registry, const std::string& endpoint,
                                                const std::string& prefix) {
   EtcdOptions options;
   options.endpoints = {endpoint};

@@ -46,7 +46,7 @@ FakeSource::FakeSource(FakeSourceOptions options) {
   if (!type_) std::abort();
   list_watch_ = std::make_shared<apiserver::StoreListWatch>(store_, *type_);
   faults_ = std::make_shared<FaultInjectingListWatch>(
-      list_watch_, FaultInjectionOptions{std::move(options.executor), !options.watch_list});
+      list_watch_, FaultInjectionOptions{std::move(options.executor), !options.watch_list, nullptr});
 }
 
 FakeSource::~FakeSource() = default;

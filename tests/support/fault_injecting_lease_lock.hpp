@@ -1,42 +1,44 @@
 // tests/support/fault_injecting_lease_lock.hpp
 //
-// FaultInjectingLeaseLock: the fault decorator of the HTTP ListWatch tests
-// (fault_injecting_list_watch.hpp) for a leader election's LeaseLock: it cuts one
-// candidate off the API server (a network partition) or lets it through, and
-// counts the requests that reached the server.
+// FaultInjectingLeaseLock: a leader election's LeaseLock behind a process's
+// NetworkFault (network_fault.hpp), the switch its FaultInjectingListWatch
+// decorators hold too, so one partition cuts the process's informers and its
+// lease traffic together.
 //
 // Contract
-//   * Transparent until partition(true): from then on every get/create/update fails
-//     at once with testing::fault::refused() and never reaches the inner lock, until
-//     partition(false). A request already sent when the partition starts completes.
+//   * Transparent while the network is whole; while it is partitioned every
+//     get/create/update fails at once with fault::refused() and never reaches the
+//     inner lock. A request already sent when the partition starts completes.
 // Threading: any thread.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
 #include "runtime/leader_election.hpp"
+#include "tests/support/network_fault.hpp"
 
 namespace kinformer::testing {
 
 class FaultInjectingLeaseLock final : public LeaseLock {
  public:
-  explicit FaultInjectingLeaseLock(std::shared_ptr<LeaseLock> inner) : inner_(std::move(inner)) {}
+  FaultInjectingLeaseLock(std::shared_ptr<LeaseLock> inner, std::shared_ptr<NetworkFault> network)
+      : inner_(std::move(inner)), network_(std::move(network)) {}
 
-  void partition(bool cut) { partitioned_ = cut; }
-  /// Requests that reached the inner lock.
-  std::uint64_t passed() const { return passed_; }
-
-  void get(std::function<void(Result<std::optional<LeaseRecord>>)> done) override;
-  void create(const LeaseRecord& record, Done done) override;
-  void update(const LeaseRecord& record, Done done) override;
+  void get(std::function<void(Result<std::optional<LeaseRecord>>)> done) override {
+    if (!network_->refuse(done)) inner_->get(std::move(done));
+  }
+  void create(const LeaseRecord& record, Done done) override {
+    if (!network_->refuse(done)) inner_->create(record, std::move(done));
+  }
+  void update(const LeaseRecord& record, Done done) override {
+    if (!network_->refuse(done)) inner_->update(record, std::move(done));
+  }
   std::string describe() const override { return inner_->describe(); }
 
  private:
   const std::shared_ptr<LeaseLock> inner_;
-  std::atomic<bool> partitioned_{false};
-  std::atomic<std::uint64_t> passed_{0};
+  const std::shared_ptr<NetworkFault> network_;
 };
 
 }  // namespace kinformer::testing

@@ -8,14 +8,6 @@
 
 namespace kinformer::testing {
 
-namespace fault {
-Error expired() { return Error{Errc::gone, "too old resource version"}; }
-Error too_large_rv() { return Error{Errc::too_large_rv, "Too large resource version"}; }
-Error refused() { return Error{Errc::connection_failed, "connection refused"}; }
-Error reset() { return Error{Errc::connection_failed, "connection reset by peer"}; }
-Error internal() { return Error{Errc::server_error, "500 InternalError: internal error"}; }
-}  // namespace fault
-
 struct FaultInjectingListWatch::Drops {
   bool has(const std::string& rv) {
     std::lock_guard lock(mu);
@@ -154,9 +146,12 @@ void run_on(const Executor& executor, std::function<void()> task) {
 
 FaultInjectingListWatch::FaultInjectingListWatch(std::shared_ptr<ListWatch> inner,
                                                  FaultInjectionOptions options)
-    : inner_(std::move(inner)), options_(std::move(options)), drops_(std::make_shared<Drops>()) {}
+    : inner_(std::move(inner)), options_(std::move(options)), drops_(std::make_shared<Drops>()) {
+  if (options_.network) on_cut_ = options_.network->on_cut([this] { close_watches(fault::reset()); });
+}
 
 FaultInjectingListWatch::~FaultInjectingListWatch() {
+  on_cut_.reset();
   std::vector<std::weak_ptr<Tap>> left;
   {
     std::lock_guard lock(mu_);
@@ -262,7 +257,8 @@ void FaultInjectingListWatch::list(const ListOptions& options, ListCallback done
     std::lock_guard lock(mu_);
     list_requests_.push_back(options);
     const bool is_continue = !options.continue_token.empty();
-    for (auto it = list_faults_.begin(); it != list_faults_.end(); ++it) {
+    if (options_.network && options_.network->partitioned()) fault = fault::refused();
+    for (auto it = list_faults_.begin(); !fault && it != list_faults_.end(); ++it) {
       if (it->target == ListTarget::any_list || is_continue) {
         fault = std::move(it->error);
         list_faults_.erase(it);
@@ -288,7 +284,9 @@ std::unique_ptr<Watch> FaultInjectingListWatch::watch(const WatchOptions& option
   {
     std::lock_guard lock(mu_);
     watch_requests_.push_back(options);
-    if (!watch_faults_.empty()) {
+    if (options_.network && options_.network->partitioned()) {
+      fault = fault::refused();
+    } else if (!watch_faults_.empty()) {
       fault = std::move(watch_faults_.front());
       watch_faults_.pop_front();
     } else if (options.send_initial_events && options_.refuse_watch_list) {

@@ -23,6 +23,9 @@
 //     reason (a clean early close by default). emit() sends events verbatim to every
 //     open watch. drop_events_at() makes every watch lose the inner events of one RV
 //     (a change no watch was told of; a later list still sees it).
+//   * With options.network partitioned, lists and new watches fail with
+//     fault::refused(), and the partition's start closes the open watches with
+//     fault::reset(), as close_watches() does (network_fault.hpp).
 //   * refuse_watch_list answers send_initial_events as a server without the WatchList
 //     feature does (Errc::server_error, HTTP 422), so the client falls back to a list.
 //   * Callbacks run through the executor (default: at once, on the thread that caused
@@ -43,26 +46,20 @@
 
 #include "runtime/list_watch.hpp"
 #include "runtime/result.hpp"
+#include "tests/support/network_fault.hpp"
 
 namespace kinformer::testing {
 
 /// Runs a task now or later, in the order tasks were given.
 using Executor = std::function<void(std::function<void()>)>;
 
-/// The errors a real API server or network produces, by name.
-namespace fault {
-Error expired();       // 410 Expired: "too old resource version"
-Error too_large_rv();  // 504 with a ResourceVersionTooLarge cause
-Error refused();       // the TCP connection was refused
-Error reset();         // the connection was reset mid-stream
-Error internal();      // 500 InternalError
-}  // namespace fault
-
 struct FaultInjectionOptions {
   /// Where callbacks run; empty = at once on the calling thread.
   Executor executor;
   /// Refuse watch-list (send_initial_events) as a server without the feature does.
   bool refuse_watch_list = false;
+  /// The process's network (tests/support/network_fault.hpp); null = never partitioned.
+  std::shared_ptr<NetworkFault> network;
 };
 
 class FaultInjectingListWatch final : public ListWatch {
@@ -127,6 +124,7 @@ class FaultInjectingListWatch final : public ListWatch {
   std::vector<ListOptions> list_requests_;        // guarded by mu_
   std::vector<WatchOptions> watch_requests_;      // guarded by mu_
   mutable std::vector<std::weak_ptr<Tap>> taps_;  // guarded by mu_; finished ones pruned on read
+  NetworkFault::CutHandle on_cut_;                  // closes the watches when options_.network is cut
 };
 
 }  // namespace kinformer::testing
