@@ -18,6 +18,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
+#include <caf/send.hpp>
+#include <caf/actor_cast.hpp>
 
 #include "actors/delta_fifo.hpp"
 #include "actors/errors.hpp"
@@ -25,6 +27,10 @@
 #include "actors/tsan.hpp"
 
 namespace kinformer::testing {
+
+using answer_atom = caf::atom_constant<caf::atom("fkanswer")>;  // deliver the answers made ready
+/// The fake's own handle; it converts to DeltaFIFOActor.
+using FakeFifoActor = actors::DeltaFIFOActor::extend<caf::reacts_to<answer_atom>>;
 
 /// What the fake FIFO received, in order; shared between the actor and the test.
 class FifoLog {
@@ -91,7 +97,7 @@ class FifoLog {
         }
       }
     }
-    for (auto& promise : ready) promise.deliver(depth);
+    answer_later(std::move(ready), depth);
   }
   void fail_next_resync(Error error) {
     std::lock_guard lock(mu_);
@@ -112,7 +118,7 @@ class FifoLog {
       held.swap(held_);
       depth = depth_;
     }
-    for (auto& promise : held) promise.deliver(depth);
+    answer_later(std::move(held), depth);
   }
   /// Deltas calls not answered yet.
   std::size_t unanswered() const {
@@ -121,6 +127,18 @@ class FifoLog {
   }
 
   // -- for the actor --
+  /// The answers set_depth() and release() made ready; a promise is delivered only
+  /// inside its actor (CAF 0.17 sends with the actor's execution unit).
+  std::vector<std::pair<caf::typed_response_promise<std::size_t>, std::size_t>> take_ready() {
+    std::lock_guard lock(mu_);
+    auto out = std::move(ready_);
+    ready_.clear();
+    return out;
+  }
+  void attach(caf::actor fifo) {
+    std::lock_guard lock(mu_);
+    fifo_ = std::move(fifo);
+  }
   std::size_t record(Call call) {
     std::lock_guard lock(mu_);
     calls_.push_back(std::move(call));
@@ -146,6 +164,16 @@ class FifoLog {
     low_water_.emplace_back(park(), mark);
     return false;
   }
+  void answer_later(std::vector<caf::typed_response_promise<std::size_t>> promises, std::size_t depth) {
+    if (promises.empty()) return;
+    caf::actor fifo;
+    {
+      std::lock_guard lock(mu_);
+      for (auto& promise : promises) ready_.emplace_back(std::move(promise), depth);
+      fifo = fifo_;
+    }
+    caf::anon_send(caf::actor_cast<FakeFifoActor>(fifo), answer_atom::value);
+  }
   std::optional<Error> take_resync_failure() {
     std::lock_guard lock(mu_);
     auto out = std::move(resync_failure_);
@@ -158,14 +186,19 @@ class FifoLog {
   std::vector<Call> calls_;              // guarded by mu_
   std::size_t depth_ = 0;                // guarded by mu_
   std::optional<Error> resync_failure_;  // guarded by mu_
+  std::vector<std::pair<caf::typed_response_promise<std::size_t>, std::size_t>> ready_;  // guarded by mu_
+  caf::actor fifo_;                                                                     // guarded by mu_
   bool holding_ = false;                 // guarded by mu_
   std::vector<caf::typed_response_promise<std::size_t>> held_;  // guarded by mu_
   std::vector<std::pair<caf::typed_response_promise<std::size_t>, std::size_t>> low_water_;  // guarded by mu_
 };
 
-inline actors::DeltaFIFOActor::behavior_type fake_fifo(actors::DeltaFIFOActor::pointer self,
-                                                       std::shared_ptr<FifoLog> log) {
+inline FakeFifoActor::behavior_type fake_fifo(FakeFifoActor::pointer self, std::shared_ptr<FifoLog> log) {
+  log->attach(caf::actor_cast<caf::actor>(self));
   return {
+      [=](answer_atom) {
+        for (auto& [promise, depth] : log->take_ready()) promise.deliver(depth);
+      },
       // HandlerScope: ThreadSanitizer annotations, as in the real FIFO (actors/tsan.hpp)
       [=](actors::replace_atom, const actors::ListSnapshotPtr& s) {
         const actors::detail::HandlerScope handoff;
