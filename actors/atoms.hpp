@@ -28,7 +28,6 @@ using observe_atom = caf::atom_constant<caf::atom("observe")>;        // watch e
 using closed_atom = caf::atom_constant<caf::atom("closed")>;          // the watch ended
 using retry_atom = caf::atom_constant<caf::atom("retry")>;            // a back-off wait is over
 using resync_due_atom = caf::atom_constant<caf::atom("resync_due")>;  // the resync period passed
-using poll_atom = caf::atom_constant<caf::atom("poll")>;              // paused: ask the FIFO's depth
 
 }  // namespace kinformer::actors
 

@@ -1,6 +1,7 @@
 #include "actors/delta_fifo.hpp"
 
 #include <deque>
+#include <vector>
 #include <utility>
 
 #include <caf/actor_system.hpp>
@@ -23,9 +24,15 @@ struct ParkedPop {
   std::size_t max_n = 1;
 };
 
+struct LowWaterWait {
+  caf::typed_response_promise<std::size_t> promise;
+  std::size_t mark = 0;
+};
+
 struct FifoState {
   DeltaFIFO fifo;
   std::deque<ParkedPop> parked;    // pops that found the queue empty, oldest first
+  std::vector<LowWaterWait> low_water;  // depth requests waiting for the queue to drain
   bool answered_synced = false;    // a pop has been answered since the FIFO became synced
   std::size_t dropped_events = 0;  // watch events the transformer rejected
   InformerMetricsPtr metrics;      // null = none
@@ -75,9 +82,30 @@ struct FifoState {
     return promise;
   }
 
+  caf::result<std::size_t> wait_depth(Self self, std::size_t mark) {
+    if (fifo.size() <= mark) return fifo.size();
+    auto promise = self->make_response_promise<std::size_t>();
+    low_water.push_back(LowWaterWait{promise, mark});
+    return promise;
+  }
+
   void shutdown(Self self) {
     fifo.close();
     wake(self);
+  }
+
+  /// Answers the depth requests whose mark the queue is at or below (all once closed).
+  void answer_low_water() {
+    auto keep = low_water.begin();
+    for (auto& wait : low_water) {
+      if (fifo.size() <= wait.mark || fifo.is_closed()) {
+        detail::handing_over();
+        wait.promise.deliver(fifo.size());
+      } else {
+        *keep++ = std::move(wait);
+      }
+    }
+    low_water.erase(keep, low_water.end());
   }
 
   /// Answers parked pops while something can be said: keys to hand out, the sync
@@ -104,10 +132,11 @@ struct FifoState {
         detail::handing_over();
         parked.front().promise.deliver(PoppedBatchPtr{std::make_shared<PoppedBatch>()});
       } else {
-        return;
+        break;  // nothing to say to the parked pops yet
       }
       parked.pop_front();
     }
+    if (!low_water.empty()) answer_low_water();
     if (metrics) metrics->fifo_depth.set(static_cast<double>(fifo.size()));
     if (fifo.is_closed() && fifo.empty()) self->quit();
   }
@@ -126,6 +155,7 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
       handed_off([=](pop_atom, const std::size_t& max_n) { return self->state.pop(self, max_n); }),
       handed_off([=](synced_atom) { return self->state.fifo.has_synced(); }),
       [=](depth_atom) { return self->state.fifo.size(); },
+      handed_off([=](depth_atom, std::size_t mark) { return self->state.wait_depth(self, mark); }),
       handed_off([=](shutdown_atom) { self->state.shutdown(self); }),
   };
 }

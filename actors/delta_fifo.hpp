@@ -7,6 +7,9 @@
 // Contract
 //   * Producers send whole batches and get the queue depth back, which the
 //     Reflector compares with its high-water mark to pause reading the watch.
+//     depth(mark) is answered once the depth is at or below `mark` (at once if it
+//     is, else after the pops that bring it there, or at shutdown): a paused
+//     producer resumes the moment the queue has drained that far.
 //   * The Controller pulls: pop(n) answers at once with up to n keys, or, on an
 //     empty queue, later through a response promise when something arrives (at most
 //     one pending pop is expected; more are answered in arrival order). A parked
@@ -37,7 +40,8 @@ using DeltaFIFOActor = caf::typed_actor<
     caf::replies_to<resync_atom>::with<std::size_t>,                    // -> queue depth
     caf::replies_to<pop_atom, std::size_t>::with<PoppedBatchPtr>,
     caf::replies_to<synced_atom>::with<bool>,
-    caf::replies_to<depth_atom>::with<std::size_t>,  // what a paused producer polls
+    caf::replies_to<depth_atom>::with<std::size_t>,
+    caf::replies_to<depth_atom, std::size_t>::with<std::size_t>,  // -> the depth, once <= the mark
     caf::reacts_to<shutdown_atom>>;
 
 /// Spawns the actor around a DeltaFIFO built with `options`; `metrics` (optional)

@@ -46,8 +46,7 @@ using ReflectorImpl = ReflectorActor::extend<caf::reacts_to<listed_atom, std::ui
                                              caf::reacts_to<observe_atom, std::uint64_t, WatchEventsPtr>,
                                              caf::reacts_to<closed_atom, std::uint64_t, WatchClosedPtr>,
                                              caf::reacts_to<retry_atom, std::uint64_t>,
-                                             caf::reacts_to<resync_due_atom, std::uint64_t>,
-                                             caf::reacts_to<poll_atom, std::uint64_t>>;
+                                             caf::reacts_to<resync_due_atom, std::uint64_t>>;
 
 constexpr std::int64_t default_page_size = 500;                // client-go's pager
 constexpr std::int64_t min_watch_timeout_s = 300;              // timeouts in [300, 600)
@@ -88,7 +87,7 @@ struct OpenWatch {
   std::size_t events = 0;         // bookmarks included
   TimePoint started{};
   bool paused = false;     // by back-pressure
-  std::uint64_t poll = 0;  // the depth poll in flight while paused
+  std::uint64_t poll = 0;  // the depth request in flight while paused
 };
 
 /// A watch-list (§5.6) before its initial-events-end bookmark: the state so far.
@@ -279,7 +278,8 @@ struct ReflectorState {
 
   void on_events(std::uint64_t id, const std::vector<WatchEvent>& events) {
     if (!watch_is_current(id)) return;
-    auto deltas = std::make_shared<WatchDeltas>();
+    WatchDeltas deltas;
+    deltas.reserve(events.size());
     std::optional<Error> ended;
     for (const auto& event : events) {
       if (event.type == WatchEventType::error) {
@@ -309,7 +309,7 @@ struct ReflectorState {
           note_event(event.type);
           continue;
         }
-        deltas->push_back(WatchDelta{delta_type(event.type), event.object});
+        deltas.push_back(WatchDelta{delta_type(event.type), event.object});
       } else if (streaming) {
         ++streaming->watch.events;
         note_event(event.type);
@@ -321,7 +321,7 @@ struct ReflectorState {
       ++open_watch()->events;
       note_event(event.type);
     }
-    if (!deltas->empty()) push_deltas(std::move(deltas));
+    if (!deltas.empty()) push_deltas(std::move(deltas));
     if (ended) on_watch_error(*ended);
   }
 
@@ -493,11 +493,51 @@ struct ReflectorState {
 
   // -- the FIFO and back-pressure --
 
-  void push_deltas(WatchDeltasPtr deltas) { ask_fifo(deltas_atom::value, std::move(deltas)); }
+  // One deltas batch in flight at a time: what arrives meanwhile waits here and goes
+  // as one batch when the FIFO answers. A request per arrival would leave thousands
+  // unanswered under load, and CAF 0.17's table of pending responses costs time
+  // linear in its size for every answer.
+  void push_deltas(WatchDeltas deltas) {
+    if (buffered.empty()) {
+      buffered = std::move(deltas);
+    } else {
+      buffered.insert(buffered.end(), std::make_move_iterator(deltas.begin()),
+                      std::make_move_iterator(deltas.end()));
+    }
+    if (deltas_in_flight == 0) send_buffered();
+    note_depth(fifo_depth);  // the buffer counts towards the high-water mark
+  }
+
+  /// Sends what is buffered now; replace and resync call it first, so the FIFO
+  /// still gets everything in arrival order.
+  void send_buffered() {
+    if (buffered.empty()) return;
+    auto batch = std::make_shared<const WatchDeltas>(std::move(buffered));
+    buffered = WatchDeltas{};
+    ++deltas_in_flight;
+    detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
+    self->request(fifo, caf::infinite, deltas_atom::value, WatchDeltasPtr(std::move(batch)))
+        .then(
+            [self = self](std::size_t depth) {
+              const detail::HandlerScope handoff;
+              self->state.on_deltas_taken(depth);
+            },
+            [self = self, id = cycle.id](caf::error& e) {
+              --self->state.deltas_in_flight;
+              self->state.fifo_failed(id, e);
+            });
+  }
+
+  void on_deltas_taken(std::size_t depth) {
+    --deltas_in_flight;
+    if (deltas_in_flight == 0) send_buffered();
+    note_depth(depth);
+  }
 
   // Every producer call answers the FIFO's depth; a failure ends the cycle it belongs to.
   template <class... Ts>
   void ask_fifo(Ts&&... xs) {
+    send_buffered();
     detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
     self->request(fifo, caf::infinite, std::forward<Ts>(xs)...)
         .then(
@@ -513,13 +553,15 @@ struct ReflectorState {
     fail_cycle(from_caf_error(error));
   }
 
+  /// `depth` is the FIFO's last answer; the events buffered here count on top of it.
   void note_depth(std::size_t depth) {
+    fifo_depth = depth;
     auto* open = open_watch();
-    if (depth <= options.high_water_mark || !open || open->paused || !open->handle) return;
+    if (depth + buffered.size() <= options.high_water_mark || !open || open->paused || !open->handle) return;
     open->paused = true;
     open->handle->pause();
     open->poll = next_id();
-    self->delayed_send(self, options.pause_poll, poll_atom::value, open->poll);
+    ask_low_water(open->poll);
   }
 
   bool is_current_poll(std::uint64_t id) {
@@ -527,9 +569,9 @@ struct ReflectorState {
     return open && open->paused && open->poll == id;
   }
 
-  void on_poll(std::uint64_t id) {
-    if (!is_current_poll(id)) return;
-    self->request(fifo, caf::infinite, depth_atom::value)
+  // The FIFO answers once its depth is at or below the low-water mark.
+  void ask_low_water(std::uint64_t id) {
+    self->request(fifo, caf::infinite, depth_atom::value, options.high_water_mark / 2)
         .then(
             [self = self, id](std::size_t depth) {
               const detail::HandlerScope handoff;
@@ -540,10 +582,7 @@ struct ReflectorState {
 
   void on_polled_depth(std::uint64_t id, std::size_t depth) {
     if (!is_current_poll(id)) return;
-    if (depth > options.high_water_mark / 2) {
-      self->delayed_send(self, options.pause_poll, poll_atom::value, id);
-      return;
-    }
+    fifo_depth = depth;
     auto* open = open_watch();
     open->paused = false;
     if (open->handle) open->handle->resume();
@@ -638,6 +677,11 @@ struct ReflectorState {
   bool rv_unavailable = false;    // the last list met 410 / too large: list at ""
   bool paginated_result = false;  // sticky: an RV "0" list came back in pages
 
+  // the FIFO's side
+  WatchDeltas buffered;               // events waiting for the batch in flight to be taken
+  std::size_t deltas_in_flight = 0;   // deltas requests unanswered (more than one only around a replace or resync)
+  std::size_t fifo_depth = 0;         // the FIFO's last answered depth
+
   Cycle cycle;                // the current list → watch loop
   Step step;                  // what the reflector does now, with that step's own data
   std::uint64_t last_id = 0;  // ids of steps, cycles and timers: a message with an old one is stale
@@ -670,7 +714,6 @@ ReflectorImpl::behavior_type reflector(ReflectorImpl::stateful_pointer<Reflector
       },
       [=](retry_atom, std::uint64_t id) { self->state.on_retry(id); },
       [=](resync_due_atom, std::uint64_t id) { self->state.on_resync_due(id); },
-      [=](poll_atom, std::uint64_t id) { self->state.on_poll(id); },
   };
 }
 

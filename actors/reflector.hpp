@@ -19,8 +19,11 @@
 //     relist of an unchanged cache costs one page beside the cache, not a second
 //     copy of it (client-go holds both; issue 8, relist_memory).
 //   * The watch starts at the list's RV with bookmarks allowed and timeoutSeconds
-//     drawn from [300, 600). Added/modified/deleted go to the FIFO as one deltas
-//     batch per arrival; every event, bookmarks included, advances the RV.
+//     drawn from [300, 600). Added/modified/deleted go to the FIFO as deltas
+//     batches, one unanswered at a time: what arrives while one is in flight is
+//     kept here, in order, and goes as one batch when the FIFO answers (a replace
+//     or resync first sends what is kept, so the FIFO sees arrival order). Every
+//     event, bookmarks included, advances the RV.
 //   * The watch ends:
 //       cleanly                → watch again from the last RV (no relist), unless it
 //                                had no events and lasted under 1 s ("very short
@@ -38,10 +41,12 @@
 //   * Resync: every resync_period while the cycle's watch loop runs (re-watches
 //     keep the timer, a relist restarts it), if should_resync is unset or true,
 //     the FIFO is asked to resync.
-//   * Back-pressure: when a FIFO reply reports a depth above high_water_mark the
-//     watch is paused (ListWatch Watch::pause); every pause_poll the reflector
-//     asks the FIFO its depth (depth_atom) and resumes at or
-//     below half the mark.
+//   * Back-pressure: when the FIFO's last reported depth plus the events kept
+//     here is above high_water_mark the watch is paused (ListWatch Watch::pause)
+//     and the reflector asks the FIFO for its depth once it is at or below half
+//     the mark (depth_atom with that mark, answered as soon as the pops get it
+//     there, or at shutdown); the answer resumes the watch, before the FIFO runs
+//     dry. The events kept here go out as the batch in flight is answered.
 //   * use_watch_list: the cycle starts with a watch-list at the last RV ("" at
 //     first or after 410); its ADDED events are collected and replace()d when the
 //     bookmark with initial_events_end arrives, and the same watch goes on. 410 /
@@ -92,10 +97,9 @@ struct ReflectorOptions {
   std::int64_t page_size = 0;  // 0 = client-go's default rules (500 / none)
   std::string label_selector;
   std::string field_selector;
-  /// Stop reading the watch while the FIFO holds more keys than this.
+  /// Stop reading the watch while the FIFO holds more keys than this; read again
+  /// at half of it.
   std::size_t high_water_mark = 10000;
-  /// While paused, how often the FIFO's depth is read.
-  std::chrono::milliseconds pause_poll{100};
   /// Events whose object has another kind are skipped and reported; "" = any kind.
   std::string expected_kind;
   /// Read-only lookup of the object cached under a key (null if none), for the

@@ -61,6 +61,30 @@ TEST_CASE_METHOD(FifoFixture, "a depth query reports the queue length and change
   CHECK(ask<std::size_t>(fifo, actors::depth_atom::value) == 0);
 }
 
+// issue 8: a paused Reflector resumes the moment the queue has drained to its low-water mark.
+TEST_CASE_METHOD(FifoFixture, "a depth request with a mark is answered once pops bring the queue down to it",
+                 "[delta_fifo][actor]") {
+  send_deltas(
+      {{DeltaType::added, pod("a", "1")}, {DeltaType::added, pod("b", "1")}, {DeltaType::added, pod("c", "1")}});
+  CHECK(ask<std::size_t>(fifo, actors::depth_atom::value, std::size_t{3}) == 3);  // at the mark: at once
+  auto waiting = ask_later<std::size_t>(fifo, actors::depth_atom::value, std::size_t{1});
+  CHECK_FALSE(waiting->answered());
+  pop(1);
+  CHECK_FALSE(waiting->answered());  // 2 > 1
+  pop(1);
+  REQUIRE(waiting->value.has_value());
+  CHECK(*waiting->value == 1);
+
+  SECTION("shutdown answers a waiting request whatever the depth") {
+    auto at_zero = ask_later<std::size_t>(fifo, actors::depth_atom::value, std::size_t{0});
+    CHECK_FALSE(at_zero->answered());
+    self->send(fifo, actors::shutdown_atom::value);
+    run();
+    REQUIRE(at_zero->value.has_value());
+    CHECK(*at_zero->value == 1);
+  }
+}
+
 TEST_CASE_METHOD(FifoFixture, "a pop on an empty FIFO is answered when something arrives", "[delta_fifo][actor]") {
   auto p = pop(10);
   REQUIRE_FALSE(p->answered());
