@@ -44,6 +44,7 @@ using drain_atom = caf::atom_constant<caf::atom("drain")>;        // finish deli
 using swap_atom = caf::atom_constant<caf::atom("swap")>;          // replace a registration by id
 using check_atom = caf::atom_constant<caf::atom("check")>;        // Processor: a resync check is due
 using revive_atom = caf::atom_constant<caf::atom("revive")>;      // Processor: a handler's back-off is over
+using lag_atom = caf::atom_constant<caf::atom("lag")>;            // Processor: a group may be holding others back
 using pull_atom = caf::atom_constant<caf::atom("pull")>;          // work queue worker: keys may be ready
 
 }  // namespace kinformer::actors

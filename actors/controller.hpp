@@ -8,7 +8,9 @@
 // Contract
 //   * One pop in flight at a time, asking for min(credit, max_batch) keys; no pop
 //     while the credit is used up, so neither the FIFO nor the Processor floods
-//     this actor's mailbox or the Processor's.
+//     this actor's mailbox or the Processor's. The Processor gives a batch's
+//     credit back once its handler groups handled it (actors/processor.hpp,
+//     "Credit"): under a flood the events wait in the FIFO.
 //   * Per delta (DeltaApplier): Added/Updated/Replaced/Sync on a cached key →
 //     Indexer update, updated(old, new); on an absent key → Indexer add,
 //     added(new, is_in_initial_list); Deleted → Indexer delete, deleted(final

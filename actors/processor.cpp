@@ -30,12 +30,17 @@ namespace {
 using namespace std::chrono_literals;
 using TimePoint = caf::actor_clock::time_point;
 
-/// What the Processor sends itself: resync checks and ends of back-offs, each with a generation.
+/// What the Processor sends itself: resync checks and ends of back-offs, each with a generation,
+/// and lag checks of a group (by key).
 using ProcessorImpl = ProcessorActor::extend<caf::reacts_to<check_atom, std::uint64_t>,
-                                             caf::reacts_to<revive_atom, RegistrationId, std::uint64_t>>;
+                                             caf::reacts_to<revive_atom, RegistrationId, std::uint64_t>,
+                                             caf::reacts_to<lag_atom, std::string, std::uint64_t>>;
 
 constexpr std::chrono::milliseconds min_resync_period = 1s;  // client-go's minimumResyncPeriod
 constexpr std::uint32_t no_hop = std::numeric_limits<std::uint32_t>::max();
+
+/// Identifies one upstream batch while groups hold its credit; 0 = none (a replay, a backlog item).
+using TicketId = std::uint64_t;
 
 /// A group's chain when a notification entered it: registration ids in visiting order.
 using Route = std::vector<RegistrationId>;
@@ -48,6 +53,7 @@ struct Item {
   RoutePtr route;              // null: a replay, for its handler only
   std::uint32_t hop = 0;       // position in *route of the handler it waits for
   std::uint32_t attempts = 0;  // failed deliveries so far (retry policy)
+  TicketId ticket = 0;         // the upstream batch whose credit it holds in its group
 
   const Notification& get() const { return batch->items[index]; }
   bool initial() const { return get().type == NotificationType::added && get().is_in_initial_list; }
@@ -95,6 +101,19 @@ struct Group {
   CoalescingBacklog backlog;
   std::int64_t initial_pending = 0;  // initial-list adds in the backlog or the interior
   GroupMetrics metrics;              // null instruments without ProcessorOptions::metrics
+  // Flow control (see the header, "Credit"): ticket → its items still in the interior.
+  std::map<TicketId, std::size_t> held;
+  bool loose = false;                     // cut loose: takes in nothing until its backlog is empty
+  std::uint64_t lag_gen = 0;              // the armed lag check's generation
+  std::optional<TimePoint> lag_deadline;  // when the armed lag check fires; none = none armed
+};
+
+/// One upstream batch's credit, given back once no group holds it.
+struct Ticket {
+  std::size_t credit = 0;
+  std::size_t holders = 0;  // groups holding it, plus one while it is being distributed
+  TimePoint entered;
+  std::optional<TimePoint> waited_since;  // when a group finished it while others still held it
 };
 
 struct ProcessorState {
@@ -107,6 +126,8 @@ struct ProcessorState {
   std::map<std::string, Group> groups;
   std::uint64_t next_order = 0;
   std::uint64_t next_seq = 0;
+  std::map<TicketId, Ticket> tickets;
+  TicketId next_ticket = 0;
   std::uint64_t check_gen = 0;
   std::chrono::milliseconds check_period{0};  // armed resync check; 0 = none
   bool draining = false;
@@ -121,17 +142,21 @@ struct ProcessorState {
     send_over(self, upstream, credit_atom::value, options.max_buffered_keys);
   }
 
+  /// Every group takes the batch in, then sends; its credit comes back once no group holds it.
   void distribute(const NotificationBatchPtr& batch, std::size_t credit) {
-    for (auto& [name, group] : groups) {
-      for (std::uint32_t i = 0; i < batch->items.size(); ++i) enter(group, batch, i);
-      pump_group(group);
-    }
-    if (upstream && credit > 0) send_over(self, upstream, credit_atom::value, credit);
+    const auto id = ++next_ticket;
+    tickets[id] = Ticket{credit, 1, self->clock().now(), std::nullopt};  // held while distributed
+    for (auto& [key, group] : groups)
+      for (std::uint32_t i = 0; i < batch->items.size(); ++i) enter(group, key, batch, i, id);
+    for (auto& [key, group] : groups) pump_group(group);
+    drop_holder(id, false);
   }
 
-  void enter(Group& group, const NotificationBatchPtr& batch, std::uint32_t index) {
+  void enter(Group& group, const std::string& key, const NotificationBatchPtr& batch, std::uint32_t index,
+             TicketId ticket) {
     const auto& n = batch->items[index];
-    if (!group.backlog.empty() || group.interior >= options.group_window) {
+    if (!group.loose && group.interior >= options.group_window) cut_loose(group, key, "its window is full");
+    if (group.loose) {
       const auto before = group.backlog.size();
       group.initial_pending += group.backlog.push(n);
       if (group.metrics.coalesced && group.backlog.size() <= before)
@@ -142,8 +167,9 @@ struct ProcessorState {
     }
     auto hop = entry_hop(*group.route, n);
     if (hop == no_hop) return;
-    Item item{batch, index, group.route, hop, 0};
+    Item item{batch, index, group.route, hop, 0, ticket};
     ++group.interior;
+    hold(group, key, ticket);
     if (item.initial()) {
       ++group.initial_pending;
       publish_initial(group);
@@ -151,20 +177,105 @@ struct ProcessorState {
     members.at((*group.route)[hop]).queue.push_back(std::move(item));
   }
 
+  // -- flow control --
+
+  /// The group holds one more item of `id`'s batch; the first one makes it a holder.
+  void hold(Group& group, const std::string& key, TicketId id) {
+    if (group.held[id]++ > 0) return;
+    auto& ticket = tickets.at(id);
+    ++ticket.holders;
+    arm_lag(group, key, ticket.entered + options.stall_timeout);
+  }
+
+  /// One of `item`'s batch left the group; the last one ends its hold.
+  void release(Group& group, const Item& item) {
+    auto found = group.held.find(item.ticket);
+    if (found == group.held.end() || --found->second > 0) return;  // none held: cut loose since
+    group.held.erase(found);
+    drop_holder(item.ticket, true);
+  }
+
+  /// A holder let go of ticket `id`: its credit goes back once none is left. When a
+  /// group finished it (`finished`) and others still hold it, they are being waited for.
+  void drop_holder(TicketId id, bool finished) {
+    auto found = tickets.find(id);
+    auto& ticket = found->second;
+    if (--ticket.holders == 0) {
+      if (upstream && ticket.credit > 0) send_over(self, upstream, credit_atom::value, ticket.credit);
+      tickets.erase(found);
+      return;
+    }
+    if (!finished || ticket.waited_since) return;
+    ticket.waited_since = self->clock().now();
+    for (auto& [key, group] : groups)
+      if (group.held.count(id) > 0) arm_lag(group, key, *ticket.waited_since + options.lag_timeout);
+  }
+
+  /// The group lets go of every ticket it holds: what arrives goes to its backlog
+  /// until that is empty, so it holds back neither the Controller nor other groups.
+  void cut_loose(Group& group, const std::string& key, const std::string& why) {
+    group.loose = true;
+    ++options.status->groups_cut_loose;
+    auto held = std::move(group.held);
+    group.held.clear();
+    for (const auto& [id, count] : held) drop_holder(id, false);
+    log::debug("processor", "group cut loose: " + why,
+               {{"informer", options.metrics ? options.metrics->informer() : std::string()},
+                {"resource", options.metrics ? options.metrics->resource() : std::string()},
+                {"group", key}});
+  }
+
+  /// Makes sure a lag check of the group fires by `deadline`.
+  void arm_lag(Group& group, const std::string& key, TimePoint deadline) {
+    if (group.lag_deadline && *group.lag_deadline <= deadline) return;
+    group.lag_deadline = deadline;
+    auto delay = std::max(deadline - self->clock().now(), TimePoint::duration::zero());
+    self->delayed_send(self, delay, lag_atom::value, key, ++group.lag_gen);
+  }
+
+  /// A lag check: the group is cut loose if it held a batch lag_timeout after another
+  /// group finished it, or stall_timeout after it came; else the next check is armed.
+  void on_lag(const std::string& key, std::uint64_t gen) {
+    auto found = groups.find(key);
+    if (found == groups.end() || found->second.lag_gen != gen) return;
+    auto& group = found->second;
+    group.lag_deadline.reset();
+    if (group.held.empty()) return;
+    const auto now = self->clock().now();
+    std::optional<TimePoint> next;
+    for (const auto& [id, count] : group.held) {
+      const auto& ticket = tickets.at(id);
+      auto deadline = ticket.entered + options.stall_timeout;
+      if (ticket.waited_since) deadline = std::min(deadline, *ticket.waited_since + options.lag_timeout);
+      if (deadline <= now) {
+        cut_loose(group, key, deadline == ticket.entered + options.stall_timeout ? "stalled" : "others wait for it");
+        return;
+      }
+      next = next ? std::min(*next, deadline) : deadline;
+    }
+    arm_lag(group, key, *next);
+  }
+
   /// Takes backlog notifications into the group while its window has room, then sends.
   void pump_group(Group& group) {
-    while (!group.backlog.empty() && group.interior < options.group_window) {
-      auto single = std::make_shared<NotificationBatch>();
-      single->items.push_back(*group.backlog.pop());
-      Item item{std::move(single), 0, group.route, 0, 0};
-      item.hop = entry_hop(*group.route, item.get());
-      if (item.hop == no_hop) {
-        if (item.initial()) --group.initial_pending;
-        continue;
+    if (!group.backlog.empty() && group.interior < options.group_window) {
+      auto taken = std::make_shared<NotificationBatch>();  // one batch: a handler takes it whole
+      while (!group.backlog.empty() && group.interior + taken->items.size() < options.group_window)
+        taken->items.push_back(*group.backlog.pop());
+      NotificationBatchPtr batch = std::move(taken);
+      for (std::uint32_t i = 0; i < batch->items.size(); ++i) {
+        Item item{batch, i, group.route, 0, 0, 0};
+        item.hop = entry_hop(*group.route, item.get());
+        if (item.hop == no_hop) {
+          if (item.initial()) --group.initial_pending;
+          continue;
+        }
+        ++group.interior;
+        members.at((*group.route)[item.hop]).queue.push_back(std::move(item));
       }
-      ++group.interior;
-      members.at((*group.route)[item.hop]).queue.push_back(std::move(item));
     }
+    // Caught up: it holds credit again (earlier, a stuck group would hold back each batch in turn).
+    if (group.loose && group.backlog.empty() && group.interior == 0) group.loose = false;
     publish_initial(group);
     if (group.metrics.backlog) group.metrics.backlog->set(static_cast<double>(group.backlog.size()));
     // A forward may reach a hop pumped earlier in this round (an older route's order).
@@ -200,8 +311,14 @@ struct ProcessorState {
     return no_hop;
   }
 
+  /// Whether sync notifications go to the member: client-go's syncing flag, which
+  /// stays true for every handler of an informer that never resyncs.
+  bool syncing(const Member& member) const {
+    return options.resync_period.count() == 0 || (member.period.count() > 0 && member.due);
+  }
+
   bool takes(Member& member, const Notification& n) {
-    if (n.is_sync() && (member.period.count() == 0 || !member.due)) return false;
+    if (n.is_sync() && !syncing(member)) return false;
     try {
       return member.options().predicate(n);
     } catch (const std::exception& e) {
@@ -240,6 +357,7 @@ struct ProcessorState {
 
   void leave(Group& group, const Item& item) {
     --group.interior;
+    if (item.ticket != 0) release(group, item);
     if (item.initial()) {
       --group.initial_pending;
       publish_initial(group);
@@ -776,6 +894,7 @@ ProcessorImpl::behavior_type processor(ProcessorImpl::stateful_pointer<Processor
       handed_off([=](drain_atom) { self->state.drain(); }),
       handed_off([=](check_atom, std::uint64_t gen) { self->state.on_check(gen); }),
       handed_off([=](revive_atom, RegistrationId id, std::uint64_t gen) { self->state.revive(id, gen); }),
+      handed_off([=](lag_atom, const std::string& key, std::uint64_t gen) { self->state.on_lag(key, gen); }),
   };
 }
 

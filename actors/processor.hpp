@@ -36,11 +36,29 @@
 //     period is its request raised to 1 s (0 = none), the check period is the
 //     minimum of resync_period and every period, and each check (a delayed_send
 //     to itself) marks the registrations whose period elapsed as due and, if one
-//     is, asks the upstream for a resync. Resync notifications (is_sync()) go only
-//     to handlers currently due. A registration is due from its registration.
-//   * Slow handlers, bounded memory (item 56). A group holds at most
-//     group_window notifications between its entry and its handlers' answers;
-//     the rest waits in the group's backlog, coalesced per key:
+//     is, asks the upstream for a resync. Sync notifications (is_sync(): a resync,
+//     or a relist that found an object unchanged) go only to handlers currently
+//     due; a registration is due from its registration. As client-go's syncing
+//     flag, which only resync checks clear, every handler of an informer that
+//     never resyncs counts as due: a relist's update(x, x) reaches them all
+//     (informer-semantics.md §7.3). (client-go also counts a period-0 handler of
+//     a resyncing informer as due until its first check; that transient is not
+//     copied.)
+//   * Credit and lagging groups. The Processor grants the Controller
+//     max_buffered_keys at start; a batch's credit comes back once every group
+//     has handled it (each of its notifications stopped or left the group's last
+//     hop), so under a flood events wait in the DeltaFIFO (a key's deltas pop
+//     together) rather than in every group, and no group keeping up takes the
+//     coalescing path. A group that lags is cut loose so that
+//     it holds back neither the cache nor the other groups: when it still holds
+//     a batch lag_timeout after another group finished that batch, or
+//     stall_timeout after the batch came (a lone or wholly stuck group), or when
+//     more than group_window notifications are inside it. A group cut loose
+//     gives back every credit it held and takes what arrives into its backlog;
+//     it holds credit again once it caught up: that backlog is empty and nothing
+//     is inside it (InformerStatus::groups_cut_loose counts the cuts).
+//   * Slow handlers, bounded memory (item 56). A group's backlog (what arrived
+//     while it was cut loose) is coalesced per key (actors/coalescing_backlog.hpp):
 //       - the handler always ends up seeing the latest state of every key;
 //       - it sees every delete of an object it had been told about (a delete is
 //         never merged away when the group had taken in an earlier state);
@@ -50,8 +68,8 @@
 //         newest state; a resync merged into a pending change disappears in it.
 //     A backlog therefore holds at most two notifications per key (a delete and
 //     a newer add or update) and grows with the number of keys, never with the
-//     number of events. The Controller's credit comes back once a batch entered
-//     every group, so a slow group slows neither the cache nor other groups.
+//     number of events. The backlog goes into the group, up to its window, as one
+//     batch.
 //   * Supervision (actors/registration.hpp FailurePolicy). A failure is a
 //     handler's report (failed_at: that notification failed, the positions
 //     before it are handled), a batch not answered within hop_timeout, or the
@@ -66,9 +84,6 @@
 //     More than max_restarts restarts within restart_window, or a restart
 //     without a factory, mark the registration failed (status, log line) and
 //     remove it. Other registrations and the cache are never affected.
-//   * Credit: the Processor grants the Controller max_buffered_keys at start and
-//     gives each batch's credit back once the batch has been taken into every
-//     group (queued at a hop or in a backlog).
 //   * drain: once every group is empty and every handler answered, owned
 //     handler actors are ended and the actor quits.
 // Threading: an actor. Errors: none; unknown registrations are ignored.
@@ -109,9 +124,14 @@ struct ProcessorOptions {
   std::size_t max_buffered_keys = 1024;
   /// Notifications in one batch to one handler at most.
   std::size_t max_batch = 256;
-  /// Notifications inside one group (queued at a hop or in flight) at most; the
-  /// rest waits in the group's coalescing backlog.
+  /// Notifications inside one group (queued at a hop or in flight) at most; more
+  /// cut the group loose and wait in its coalescing backlog. Keep it at least
+  /// max_buffered_keys, or a group keeping up is cut loose by a full credit's batch.
   std::size_t group_window = 1024;
+  /// A group still holding a batch this long after another group finished it is cut loose.
+  std::chrono::milliseconds lag_timeout{20};
+  /// A group still holding a batch this long after it came is cut loose, even alone.
+  std::chrono::milliseconds stall_timeout{1000};
   /// The informer's resync period: 0 = never resync (informer-semantics.md §7.4).
   std::chrono::milliseconds resync_period{0};
   std::shared_ptr<InformerStatus> status = std::make_shared<InformerStatus>();

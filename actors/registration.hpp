@@ -132,6 +132,7 @@ struct InformerStatus {
   std::atomic<std::uint64_t> handler_failures{0};  // handler failures of any kind
   std::atomic<std::uint64_t> dead_letters{0};      // over every registration
   std::atomic<std::uint64_t> backlog_max{0};       // the largest coalesced group backlog seen
+  std::atomic<std::uint64_t> groups_cut_loose{0};  // times a lagging group let go of the credit it held
 };
 
 }  // namespace kinformer::actors

@@ -207,6 +207,8 @@ class SharedInformer {
   std::uint64_t handler_failures() const noexcept { return status_->handler_failures; }
   /// The largest coalesced backlog a handler group had.
   std::uint64_t backlog_max() const noexcept { return status_->backlog_max; }
+  /// Times a lagging handler group was cut loose from the credit (actors/processor.hpp).
+  std::uint64_t groups_cut_loose() const noexcept { return status_->groups_cut_loose; }
   caf::actor_system& system() const noexcept { return system_; }
   /// The informer's label in metrics and logs (options.name, made unique).
   const std::string& name() const noexcept { return metrics_->informer(); }

@@ -670,6 +670,7 @@ TEST_CASE_METHOD(SmallWindow,
   CHECK(fast.log->size() == 3 + 48 * 3 + 4);  // the fast group saw every event
   CHECK(indexer->size() == 1);
   CHECK(status->backlog_max <= 4);  // bounded by the keys, not the 151 events
+  CHECK(status->groups_cut_loose >= 1);  // its window overflowed: it holds no credit
   // Let the slow handler go, answering every batch: it sees the final state of each key.
   Strings seen;
   for (int i = 0; i < 10 && !slow->mailbox().empty(); ++i) {
@@ -684,4 +685,124 @@ TEST_CASE_METHOD(SmallWindow,
   // into it. k1 and "fresh" were never told: add and delete collapsed. k2's
   // updates merged into its initial add.
   CHECK(seen == Strings{"add default/k0 1 initial", "add default/k2 49 initial", "delete default/k0 50"});
+}
+
+// -- credit held until handled, lagging groups cut loose ------------------------
+
+namespace {
+/// Resyncs off, `max_buffered_keys` of credit, the default lag (20 ms) and stall (1 s) timeouts.
+actors::ProcessorOptions flow(std::size_t max_buffered_keys) {
+  actors::ProcessorOptions options;
+  options.max_buffered_keys = max_buffered_keys;
+  return options;
+}
+
+/// Two keys of credit, popped two at a time: each upstream batch is two keys.
+struct TwoKeyCredit : PipelineFixture {
+  TwoKeyCredit() : PipelineFixture(flow(2), /*max_batch=*/2) {}
+
+  /// Registers `handler` (answered by hand through answer()) under `id`.
+  void attach_manual(caf::scoped_actor& handler, actors::RegistrationId id) {
+    auto registration = std::make_shared<actors::Registration>();
+    registration->id = id;
+    registration->handler = caf::actor_cast<actors::HandlerActor>(handler.ptr());
+    self->send(controller, actors::attach_atom::value, actors::RegistrationPtr{registration});
+    run();
+  }
+
+  /// Answers `handler`'s batch with `next` for all; returns what the batch held.
+  Strings answer(caf::scoped_actor& handler) {
+    REQUIRE_FALSE(handler->mailbox().empty());  // a batch must be waiting for it
+    Strings seen;
+    handler->receive(
+        [&](actors::notify_atom, actors::RegistrationId id, const actors::NotificationBatchPtr& batch) {
+          for (const auto& n : batch->items) seen.push_back(describe(n));
+          return caf::make_message(actors::handled_atom::value, id, actors::HopReport{});
+        });
+    run();
+    return seen;
+  }
+
+  std::string rv_of(const std::string& name) const {
+    auto object = indexer->get_by_key("default/" + name);
+    return object ? std::string(object->resource_version()) : "absent";
+  }
+};
+}  // namespace
+
+TEST_CASE_METHOD(TwoKeyCredit, "a batch's credit comes back only once every group handled it",
+                 "[processor][credit][actor]") {
+  caf::scoped_actor slow{sys};
+  attach_manual(slow, 90);
+  auto fast = attach();
+  replace(pods(6));
+  // The flood waits in the FIFO: one batch is out, held by the slow group.
+  CHECK(indexer->size() == 2);
+  CHECK(fast.log->size() == 2);
+  CHECK(answer(slow) == Strings{"add default/p0 1 initial", "add default/p1 1 initial"});
+  CHECK(indexer->size() == 4);
+  CHECK(fast.log->size() == 4);
+  CHECK(answer(slow).size() == 2);
+  CHECK(answer(slow).size() == 2);
+  CHECK(indexer->size() == 6);
+  CHECK(status->groups_cut_loose == 0);
+  CHECK(status->backlog_max == 0);  // nothing took the coalescing path
+}
+
+TEST_CASE_METHOD(TwoKeyCredit,
+                 "a group holding back another is cut loose after the lag timeout and holds credit again once "
+                 "caught up",
+                 "[processor][credit][coalescing][actor]") {
+  caf::scoped_actor slow{sys};
+  attach_manual(slow, 90);
+  auto fast = attach();
+  replace(pods(6));
+  advance(19ms, 1ms);
+  CHECK(indexer->size() == 2);  // the fast group waits for the slow one...
+  advance(1ms, 1ms);
+  CHECK(status->groups_cut_loose == 1);  // ...20 ms, then the slow group is cut loose
+  CHECK(indexer->size() == 6);
+  CHECK(fast.log->size() == 6);
+  CHECK(answer(slow) == Strings{"add default/p0 1 initial", "add default/p1 1 initial"});
+  // What arrived since, as one batch.
+  CHECK(answer(slow) == Strings{"add default/p2 1 initial", "add default/p3 1 initial", "add default/p4 1 initial",
+                                "add default/p5 1 initial"});
+  // Caught up: it holds credit again, so the next change waits for it.
+  watch({{DeltaType::updated, pod("p0", "2")},
+         {DeltaType::updated, pod("p1", "2")},
+         {DeltaType::updated, pod("p2", "2")}});
+  CHECK(rv_of("p1") == "2");
+  CHECK(rv_of("p2") == "1");
+  CHECK(answer(slow) == Strings{"update default/p0 1->2", "update default/p1 1->2"});
+  CHECK(rv_of("p2") == "2");
+  CHECK(status->groups_cut_loose == 1);
+}
+
+TEST_CASE_METHOD(TwoKeyCredit, "a lone group that stalls is cut loose after the stall timeout",
+                 "[processor][credit][actor]") {
+  caf::scoped_actor stuck{sys};
+  attach_manual(stuck, 91);
+  replace(pods(4));
+  advance(999ms, 1ms);
+  CHECK(indexer->size() == 2);  // no other group waits: only the stall timeout applies
+  CHECK(status->groups_cut_loose == 0);
+  advance(1ms, 1ms);
+  CHECK(status->groups_cut_loose == 1);
+  CHECK(indexer->size() == 4);
+  CHECK(answer(stuck).size() == 2);
+  CHECK(answer(stuck) == Strings{"add default/p2 1 initial", "add default/p3 1 initial"});
+}
+
+// upstream: TestSharedInformerWatchDisruption with an informer built with resync 0
+TEST_CASE("an informer that never resyncs hands a relist's unchanged objects to every handler",
+          "[processor][resync][item-52][actor]") {
+  PipelineFixture f(actors::ProcessorOptions{});  // resync_period 0
+  auto alone = f.attach();
+  auto first = f.attach(in_group("chain", 1));
+  auto second = f.attach(in_group("chain", 2));
+  f.replace({pod("a", "1"), pod("b", "1")});
+  for (auto* r : {&alone, &first, &second}) r->log->clear();
+  f.replace({pod("a", "1"), pod("b", "2")}, "2");
+  for (auto* r : {&alone, &first, &second})
+    CHECK(*r->log == Strings{"update default/a 1->1", "update default/b 1->2"});
 }
