@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -33,11 +32,7 @@ Result<apiserver::ServerOptions> on_test_storage(apiserver::ServerOptions option
     if (!etcd->ready()) return Error{Errc::connection_failed, "the test's etcd did not start: " + etcd->log()};
     options.etcd.endpoints = {etcd->endpoint()};
   }
-  const std::string process = "/test-" + std::to_string(::getpid());
-  options.etcd.prefix = options.data_file.empty()
-                            ? process + "-" + std::to_string(++servers)
-                            : process + "-file-" + std::to_string(std::hash<std::string>{}(options.data_file));
-  options.data_file.clear();
+  options.etcd.prefix = "/test-" + std::to_string(::getpid()) + "-" + std::to_string(++servers);
   return options;
 }
 
