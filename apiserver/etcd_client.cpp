@@ -1,9 +1,9 @@
 #include "apiserver/etcd_client.hpp"
 
-#include <yaml-cpp/binary.h>
-
 #include <mutex>
 #include <nlohmann/json.hpp>
+
+#include "apiserver/base64.hpp"
 
 namespace kinformer::apiserver {
 
@@ -192,14 +192,11 @@ std::unique_ptr<EtcdClient::Watch> EtcdClient::watch(const json& create_request,
   return std::make_unique<OpenWatch>(std::move(sink), std::move(handle));
 }
 
-std::string EtcdClient::encode(std::string_view bytes) {
-  return YAML::EncodeBase64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size());
-}
+std::string EtcdClient::encode(std::string_view bytes) { return base64_encode(bytes); }
 
 std::string EtcdClient::decode(const json& field) {
   if (!field.is_string()) return {};
-  auto bytes = YAML::DecodeBase64(field.get_ref<const std::string&>());
-  return std::string(bytes.begin(), bytes.end());
+  return base64_decode(field.get_ref<const std::string&>()).value_or(std::string());
 }
 
 std::string EtcdClient::prefix_end(std::string prefix) {

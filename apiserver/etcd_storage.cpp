@@ -159,13 +159,31 @@ StoredPtr EtcdStorage::stored_from(const ResourceType& type, const json& kv, std
   return make_stored(type, object);
 }
 
+StoredPtr EtcdStorage::decoded(const std::string& key, std::uint64_t mod_revision) const {
+  std::lock_guard lock(decoded_mu_);
+  auto it = decoded_.find(key);
+  return it != decoded_.end() && it->second->resource_version == mod_revision ? it->second : nullptr;
+}
+
+void EtcdStorage::remember(const std::string& key, const StoredPtr& object) const {
+  std::lock_guard lock(decoded_mu_);
+  if (!object) {
+    decoded_.erase(key);
+    return;
+  }
+  auto& slot = decoded_[key];
+  if (!slot || slot->resource_version < object->resource_version) slot = object;
+}
+
 ApiResult<StoredPtr> EtcdStorage::read(const ResourceType& type, const std::string& key) const {
   auto answer = call("/v3/kv/range", {{"key", EtcdClient::encode(key)}});
   if (!answer) return std::move(answer).error();
   auto kvs = answer->find("kvs");
   if (kvs == answer->end() || !kvs->is_array() || kvs->empty()) return StoredPtr{};
   const auto& kv = (*kvs)[0];
-  return stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
+  auto object = stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
+  if (object) remember(key, object);
+  return object;
 }
 
 std::uint64_t EtcdStorage::revision() const {
@@ -216,7 +234,11 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
   const std::int64_t chunk =
       query.limit != 0 && !query.filter ? static_cast<std::int64_t>(query.limit) + 1 : range_chunk;
   while (true) {
-    json body = {{"key", EtcdClient::encode(from)}, {"range_end", EtcdClient::encode(end)}, {"limit", chunk}};
+    // Keys and revisions first: the objects are usually decoded already (the watch saw them).
+    json body = {{"key", EtcdClient::encode(from)},
+                 {"range_end", EtcdClient::encode(end)},
+                 {"limit", chunk},
+                 {"keys_only", true}};
     if (at != 0) body["revision"] = std::to_string(at);
     auto answer = call("/v3/kv/range", body);
     if (!answer) return std::move(answer).error();
@@ -224,9 +246,31 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
     if (total < 0) total = EtcdClient::number(*answer, "count");
     auto kvs = answer->find("kvs");
     if (kvs == answer->end() || !kvs->is_array() || kvs->empty()) break;
+    std::vector<StoredPtr> chunk_items;
+    chunk_items.reserve(kvs->size());
     for (const auto& kv : *kvs) {
+      auto known = decoded(EtcdClient::decode(kv.at("key")),
+                           static_cast<std::uint64_t>(EtcdClient::number(kv, "mod_revision")));
+      if (!known) break;
+      chunk_items.push_back(std::move(known));
+    }
+    if (chunk_items.size() < kvs->size()) {  // some are new here: the same range, with values
+      body.erase("keys_only");
+      body["revision"] = std::to_string(at);
+      auto full = call("/v3/kv/range", body);
+      if (!full) return std::move(full).error();
+      answer = std::move(full);
+      kvs = answer->find("kvs");
+      if (kvs == answer->end() || !kvs->is_array()) break;
+      chunk_items.clear();
+      for (const auto& kv : *kvs) {
+        auto stored = stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
+        if (stored) remember(EtcdClient::decode(kv.at("key")), stored);
+        chunk_items.push_back(std::move(stored));
+      }
+    }
+    for (auto& stored : chunk_items) {
       ++scanned;
-      auto stored = stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
       if (!stored || (query.filter && !query.filter(*stored))) continue;
       if (query.limit != 0 && page.items.size() == query.limit) {
         page.last_key = page.items.back()->key;
@@ -470,6 +514,11 @@ void EtcdStorage::cancel_wait(std::uint64_t ticket) {
 
 void EtcdStorage::drop_window_locked(std::uint64_t revision, std::vector<std::function<void()>>& wake) {
   window_.clear();
+  {
+    // Deletions the watch missed would leave their objects here for good: start over.
+    std::lock_guard lock(decoded_mu_);
+    decoded_.clear();
+  }
   window_start_ = std::max(window_start_, revision);
   watched_ = std::max(watched_, revision);
   last_event_ = std::max(last_event_, revision);
@@ -504,13 +553,15 @@ void EtcdStorage::on_watch_message(const json& message) {
   if (auto events = message.find("events"); events != message.end() && events->is_array()) {
     for (const auto& e : *events) {
       const auto& kv = e.at("kv");
-      const ResourceType* type = type_of_key(EtcdClient::decode(kv.at("key")));
+      const std::string key = EtcdClient::decode(kv.at("key"));
+      const ResourceType* type = type_of_key(key);
       if (!type) continue;
       const auto mod = EtcdClient::number(kv, "mod_revision");
       StoredPtr previous;
       if (auto prev = e.find("prev_kv"); prev != e.end())
         previous = stored_from(*type, *prev, EtcdClient::number(*prev, "mod_revision"));
       if (e.value("type", "") == "DELETE") {
+        remember(key, nullptr);
         if (!previous) continue;  // nothing to tell a watcher about the deleted object
         json last = json::parse(previous->json);
         last["metadata"]["resourceVersion"] = std::to_string(mod);
@@ -520,6 +571,7 @@ void EtcdStorage::on_watch_message(const json& message) {
       }
       auto object = stored_from(*type, kv, mod);
       if (!object) continue;
+      remember(key, object);
       const bool added = EtcdClient::number(kv, "create_revision") == mod;
       fresh.push_back(
           make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));

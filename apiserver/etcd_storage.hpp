@@ -18,6 +18,10 @@
 //     writer won (a mutation naming a stale resourceVersion is 409 Conflict).
 //   * list reads ranges at one revision: the first page's header revision is the
 //     list's resourceVersion, and continue pages read at it (410 once compacted).
+//     It reads keys and mod_revisions only and takes each object from the objects
+//     the watch and earlier reads decoded, which are exact (etcd never changes a key
+//     at a mod_revision); a range with any other object is read again with values.
+//     Those decoded objects are the newest seen per key: as many as the prefix holds.
 //   * One etcd watch on the whole prefix, with prev_kv and progress notifications,
 //     feeds an in-memory window of events (the watch cache) that every watcher of
 //     this server reads: no etcd watch per client. The window starts at the revision
@@ -54,6 +58,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "apiserver/etcd_client.hpp"
@@ -118,6 +123,9 @@ class EtcdStorage final : public Storage {
   ApiResult<nlohmann::json> call(std::string_view path, const nlohmann::json& body) const;
   ApiResult<StoredPtr> read(const ResourceType& type, const std::string& key) const;  // nullptr: absent
   StoredPtr stored_from(const ResourceType& type, const nlohmann::json& kv, std::int64_t revision) const;
+  /// The decoded object of `key` at `mod_revision`, or nullptr.
+  StoredPtr decoded(const std::string& key, std::uint64_t mod_revision) const;
+  void remember(const std::string& key, const StoredPtr& object) const;  // nullptr: the key is gone
   ApiResult<WriteResult> create_once(const ResourceType& type, std::string_view ns, nlohmann::json object,
                                      bool dry_run, bool& retry);
   ApiResult<StoredPtr> delete_one(const ResourceType& type, const StoredPtr& current);
@@ -147,6 +155,8 @@ class EtcdStorage final : public Storage {
   bool resync_ = false;  // guarded by mu_; etcd compacted past the watch's resume point
   std::condition_variable changed_;                         // stopping_ or stream_ended_
   std::unique_ptr<EtcdClient::Watch> watch_;                // watch thread only
+  mutable std::mutex decoded_mu_;
+  mutable std::unordered_map<std::string, StoredPtr> decoded_;  // guarded by decoded_mu_; etcd key -> newest
   std::thread watch_thread_;
   std::thread compactor_thread_;
 };

@@ -57,6 +57,7 @@ struct Shared {
   const Authenticator* auth;
   std::string address;  // "127.0.0.1:PORT", for /api
   storage::Persistence* persistence;  // nullptr without a data file
+  net::thread_pool* handlers;         // etcd: where API handlers wait for it; else nullptr
 };
 
 ApiError not_persisted() {
@@ -213,9 +214,23 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       log::info("apiserver", "request", {{"peer", peer_}, {"method", request.method}, {"target", request.target}});
     if (!shared_.auth->accepts(message[http::field::authorization], verified_certificate_))
       return send_response(error_response(ApiError::unauthorized()));
+    if (shared_.handlers) return handle_elsewhere(std::move(request));
     auto reply = shared_.api->handle(request, shared_.address);
     if (shared_.persistence) return answer_when_durable(std::move(reply));
     answer(std::move(reply));
+  }
+
+  // etcd: the handler waits for etcd's answers on a thread of its own, so the I/O
+  // threads go on serving and many requests are in flight; the answer comes back to
+  // this strand. The connection reads nothing meanwhile (one request at a time).
+  void handle_elsewhere(HttpRequest request) {
+    net::post(*shared_.handlers, [self = this->shared_from_this(), request = std::move(request)] {
+      auto reply = std::make_shared<ApiReply>(self->shared_.api->handle(request, self->shared_.address));
+      net::post(self->stream_.get_executor(), [self, reply] {
+        if (self->closed_) return;
+        self->answer(std::move(*reply));
+      });
+    });
   }
 
   void answer(ApiReply reply) {
@@ -609,6 +624,7 @@ struct Server::Impl {
   std::optional<Api> api;             // over *storage
   Authenticator auth;
   std::unique_ptr<storage::Persistence> persistence;  // with a data file, between start() and stop()
+  std::optional<net::thread_pool> handlers;           // with etcd, between start() and stop()
   Counters counters;
   Shared shared{};
   ConnectionRegistry sessions;
@@ -746,8 +762,9 @@ Result<std::uint16_t> Server::start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   auto host = address->is_v6() ? "[" + address->to_string() + "]" : address->to_string();
+  if (s.etcd) s.handlers.emplace(std::max(1u, s.options.storage_threads));
   s.shared = Shared{&s.options, &*s.api,   s.storage, &s.counters, &s.auth, host + ":" + std::to_string(s.port),
-                    s.persistence.get()};
+                    s.persistence.get(), s.handlers ? &*s.handlers : nullptr};
   s.connection_cap = s.descriptor_bound();
   s.accept_backoff.emplace(s.acceptor->get_executor());
   s.accept();
@@ -775,6 +792,10 @@ Result<void> Server::stop() {
   s.ioc.stop();
   for (auto& t : s.threads) t.join();
   s.threads.clear();
+  if (s.handlers) {
+    s.handlers->join();  // the requests waiting for etcd end within its request timeout
+    s.handlers.reset();
+  }
   s.accept_backoff.reset();
   s.acceptor.reset();
   s.ioc.restart();

@@ -37,7 +37,11 @@
 //     log record unless `repair`); every answer, over HTTP or call(), is sent only once
 //     the writes it made or saw are fsynced (group commit); stop() writes the final
 //     snapshot.
-//   * stop() closes the listener and every connection and joins the I/O threads.
+//   * On etcd, API handlers run on storage_threads threads, not the I/O threads: a
+//     request waiting for etcd holds neither an I/O thread nor its connection's
+//     other work, and up to storage_threads requests wait for etcd at once.
+//   * stop() closes the listener and every connection and joins the I/O threads
+//     (and the storage threads, after their requests).
 // Threading: start()/stop() from one owning thread; store(), stats(), url() from any.
 // Errors: start() fails with Errc::server_error naming the address, file or TLS
 //   problem; nothing throws out of the I/O threads.
@@ -83,6 +87,10 @@ struct ServerOptions {
   std::chrono::milliseconds bookmark_interval{60000};   // with allowWatchBookmarks
   std::chrono::milliseconds watch_write_timeout{30000}; // a stuck watcher is closed after this
   unsigned threads = 2;                    // I/O threads
+  // On etcd, requests are handled on this many threads of their own, each waiting for
+  // etcd's answers, so this many requests are in flight while the I/O threads go on
+  // serving (kube-apiserver: a goroutine per request). Unused by the memory store.
+  unsigned storage_threads = 64;
   bool log_requests = false;               // one info log line per request (method, target; never credentials)
   // Told about every request and watch (apiserver/server_observer.hpp), e.g. ServerMetrics.
   std::shared_ptr<ServerObserver> observer;

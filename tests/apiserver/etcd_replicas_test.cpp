@@ -31,29 +31,13 @@ std::string configmap(const std::string& name) {
 
 const std::string configmaps = "/api/v1/namespaces/default/configmaps";
 
-struct Replica {
-  explicit Replica(const std::string& etcd, std::vector<std::string> extra = {})
-      : process(args(etcd, std::move(extra))) {
-    port = port_of(process.first_line(std::chrono::seconds(30)));
-    INFO("the replica did not start: " << process.stderr_text());
-    REQUIRE(port != 0);
-  }
-  static std::vector<std::string> args(const std::string& etcd, std::vector<std::string> extra) {
-    std::vector<std::string> out{"apiserver", "--port", "0", "--etcd-endpoints", etcd};
-    out.insert(out.end(), extra.begin(), extra.end());
-    return out;
-  }
-  KinformerProcess process;
-  std::uint16_t port = 0;
-};
-
 TEST_CASE("Two API server processes on one etcd share objects and watches and survive a SIGKILL",
           "[apiserver][item-16][integration]") {
   REQUIRE(kinformer_binary_built());
   EtcdProcess etcd;
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
-  Replica a(etcd.endpoint());
-  Replica b(etcd.endpoint());
+  EtcdReplica a(etcd.endpoint());
+  EtcdReplica b(etcd.endpoint());
 
   auto first = http_request(a.port, "POST", configmaps, configmap("first"));
   REQUIRE(first.status == 201);
@@ -99,7 +83,7 @@ TEST_CASE("An API server on etcd answers 503 or 504 while etcd is away and resum
   REQUIRE(kinformer_binary_built());
   EtcdProcess etcd;
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
-  Replica server(etcd.endpoint());
+  EtcdReplica server(etcd.endpoint());
   auto kept = http_request(server.port, "POST", configmaps, configmap("kept"));
   REQUIRE(kept.status == 201);
   const auto rv = json::parse(kept.body)["metadata"]["resourceVersion"].get<std::string>();
@@ -134,7 +118,7 @@ TEST_CASE("An idle watch on etcd bookmarks at etcd's progress, past writes it do
   REQUIRE(kinformer_binary_built());
   EtcdProcess etcd;
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
-  Replica server(etcd.endpoint(), {"--bookmark-interval", "1"});
+  EtcdReplica server(etcd.endpoint(), {"--bookmark-interval", "1"});
   auto kept = http_request(server.port, "POST", configmaps, configmap("kept"));
   REQUIRE(kept.status == 201);
   const auto rv = json::parse(kept.body)["metadata"]["resourceVersion"].get<std::string>();

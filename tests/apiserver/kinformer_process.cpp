@@ -104,4 +104,19 @@ std::uint16_t port_of(const std::string& banner) {
   return static_cast<std::uint16_t>(std::atoi(banner.c_str() + at + 10));
 }
 
+namespace {
+std::vector<std::string> replica_args(const std::string& etcd, std::vector<std::string> extra) {
+  std::vector<std::string> out{"apiserver", "--port", "0", "--etcd-endpoints", etcd};
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+}  // namespace
+
+EtcdReplica::EtcdReplica(const std::string& etcd, std::vector<std::string> extra)
+    : process(replica_args(etcd, std::move(extra))) {
+  port = port_of(process.first_line(std::chrono::seconds(30)));
+  INFO("the replica did not start: " << process.stderr_text());
+  REQUIRE(port != 0);
+}
+
 }  // namespace kinformer::testing

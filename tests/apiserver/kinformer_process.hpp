@@ -58,6 +58,14 @@ class KinformerProcess {
 /// The port in a "serving on http://127.0.0.1:PORT" banner, 0 when absent.
 std::uint16_t port_of(const std::string& banner);
 
+/// `kinformer apiserver --port 0 --etcd-endpoints <etcd> <extra...>`, started and serving
+/// (a replica of the API server on a shared etcd); fails the test when it does not start.
+struct EtcdReplica {
+  explicit EtcdReplica(const std::string& etcd, std::vector<std::string> extra = {});
+  KinformerProcess process;
+  std::uint16_t port = 0;
+};
+
 }  // namespace kinformer::testing
 
 /// In a test case: return with a warning when the kinformer binary is not built.

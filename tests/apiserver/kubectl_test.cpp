@@ -108,7 +108,7 @@ const char* pod_manifest(const char* app) {
 
 }  // namespace
 
-TEST_CASE("kubectl apply creates, then apply of a changed manifest patches the pod", "[apiserver][kubectl][integration]") {
+TEST_CASE("kubectl apply creates, then apply of a changed manifest patches the pod", "[apiserver][kubectl][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
@@ -128,7 +128,7 @@ TEST_CASE("kubectl apply creates, then apply of a changed manifest patches the p
         std::string::npos);
 }
 
-TEST_CASE("kubectl apply --server-side creates and updates a configmap", "[apiserver][kubectl][integration]") {
+TEST_CASE("kubectl apply --server-side creates and updates a configmap", "[apiserver][kubectl][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
@@ -141,7 +141,7 @@ TEST_CASE("kubectl apply --server-side creates and updates a configmap", "[apise
   CHECK(stored(t, "configmaps", "settings")["data"] == json({{"mode", "slow"}}));  // "level" is no longer applied
 }
 
-TEST_CASE("kubectl create makes the object and a second create reports AlreadyExists", "[apiserver][kubectl][integration]") {
+TEST_CASE("kubectl create makes the object and a second create reports AlreadyExists", "[apiserver][kubectl][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
@@ -153,7 +153,7 @@ TEST_CASE("kubectl create makes the object and a second create reports AlreadyEx
   CHECK(again.err.find("Error from server (AlreadyExists)") != std::string::npos);
 }
 
-TEST_CASE("kubectl create namespace and create configmap work (protobuf request bodies)", "[apiserver][kubectl][integration]") {
+TEST_CASE("kubectl create namespace and create configmap work (protobuf request bodies)", "[apiserver][kubectl][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
@@ -165,7 +165,7 @@ TEST_CASE("kubectl create namespace and create configmap work (protobuf request 
   CHECK(json::parse((*stored_cm)->json)["data"] == json({{"level", "3"}}));
 }
 
-TEST_CASE("kubectl get and get -o json show the server's objects", "[apiserver][kubectl][integration]") {
+TEST_CASE("kubectl get and get -o json show the server's objects", "[apiserver][kubectl][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   t.create_configmap("alpha", {{"app", "a"}});
@@ -190,7 +190,7 @@ TEST_CASE("kubectl get and get -o json show the server's objects", "[apiserver][
 }
 
 TEST_CASE("kubectl get -w sees ADDED, MODIFIED and DELETED made by kubectl label and delete",
-          "[apiserver][kubectl][integration]") {
+          "[apiserver][kubectl][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
@@ -225,7 +225,7 @@ TEST_CASE("kubectl get -w sees ADDED, MODIFIED and DELETED made by kubectl label
   (void)t.server().stop();  // ends the background kubectl's watch
 }
 
-TEST_CASE("kubectl works with custom resources over TLS with a bearer token", "[apiserver][kubectl][integration]") {
+TEST_CASE("kubectl works with custom resources over TLS with a bearer token", "[apiserver][kubectl][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   Kubectl scratch(kubectl, "");
   // kubectl sends bearer tokens only over TLS, so the token is tested with HTTPS.
@@ -341,7 +341,7 @@ stringData:
 }  // namespace
 
 TEST_CASE("kubectl applies a CRD and then a custom resource of it at once, and deleting the CRD deletes it",
-          "[apiserver][kubectl][crd][integration]") {
+          "[apiserver][kubectl][crd][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
@@ -364,7 +364,7 @@ TEST_CASE("kubectl applies a CRD and then a custom resource of it at once, and d
 }
 
 TEST_CASE("kubectl applies a multi-document manifest, gets all, describes, prunes and deletes it",
-          "[apiserver][kubectl][kinds][integration]") {
+          "[apiserver][kubectl][kinds][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());

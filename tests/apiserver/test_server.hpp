@@ -1,7 +1,8 @@
 // tests/apiserver/test_server.hpp
 //
 // A started apiserver::Server on a free loopback port plus JSON request helpers,
-// for the API server's integration tests.
+// for the API server's integration tests. It runs on the storage under test
+// (tests/support/test_storage.hpp): memory, or etcd when KINFORMER_TEST_STORAGE=etcd.
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "apiserver/server.hpp"
 #include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/test_storage.hpp"
 
 namespace kinformer::testing {
 
@@ -18,7 +20,7 @@ class TestServer {
  public:
   explicit TestServer(apiserver::ServerOptions options = {},
                       apiserver::ResourceRegistry registry = apiserver::ResourceRegistry::with_builtins())
-      : server_(std::move(options), std::move(registry)) {
+      : server_(on_storage(std::move(options)), std::move(registry)) {
     auto port = server_.start();
     if (!port) FAIL("the test API server did not start: " << port.error().message);
     port_ = port.value();
@@ -46,6 +48,12 @@ class TestServer {
   }
 
  private:
+  static apiserver::ServerOptions on_storage(apiserver::ServerOptions options) {
+    auto chosen = on_test_storage(std::move(options));
+    if (!chosen) FAIL(chosen.error().message);
+    return std::move(chosen).value();
+  }
+
   apiserver::Server server_;
   std::uint16_t port_ = 0;
 };

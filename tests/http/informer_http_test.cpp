@@ -1,7 +1,9 @@
 // Informers over real loopback HTTP against the embedded API server (issue 8,
 // item 5): a paginated initial list of 10k objects, churn from another client,
 // watch-history expiry with tombstones, and server restarts with and without its
-// data file.
+// data file. The [any-storage] cases run on etcd too (tests/support/test_storage.hpp);
+// the restart cases are the memory store's: across a restart etcd keeps the history,
+// so the informer's watch resumes instead of relisting.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -62,7 +64,7 @@ void add_configmaps(Server& server, int n) {
 }  // namespace
 
 TEST_CASE("an informer over HTTP pages through 10k objects then matches the server after churn",
-          "[http][item-5][integration]") {
+          "[http][item-5][any-storage][integration]") {
   TestServer t;
   for (int i = 0; i < 10000; ++i)
     REQUIRE(t.server().call("POST", configmaps, configmap("cm-" + std::to_string(i))).status == 201);
@@ -203,7 +205,7 @@ TEST_CASE("a relist over HTTP keeps the cached object of every unchanged key and
 }
 
 TEST_CASE("list and watch send selectors and the watch-list parameters the embedded server honours",
-          "[http][item-1][integration]") {
+          "[http][item-1][any-storage][integration]") {
   TestServer t;
   t.create_configmap("web-0", {{"app", "web"}});
   t.create_configmap("db-0", {{"app", "db"}});

@@ -29,10 +29,10 @@ std::uint16_t free_loopback_port() {
   return port;
 }
 
-EtcdProcess::EtcdProcess(std::chrono::milliseconds progress_interval)
+EtcdProcess::EtcdProcess(std::chrono::milliseconds progress_interval, const std::string& parent_dir)
     : progress_interval_(progress_interval) {
-  char pattern[] = "/tmp/kinformer-etcd-XXXXXX";
-  if (::mkdtemp(pattern) == nullptr) return;
+  std::string pattern = parent_dir + "/kinformer-etcd-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) return;
   data_dir_ = pattern;
   client_port_ = free_loopback_port();
   peer_port_ = free_loopback_port();

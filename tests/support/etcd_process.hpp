@@ -25,7 +25,9 @@ namespace kinformer::testing {
 
 class EtcdProcess {
  public:
-  explicit EtcdProcess(std::chrono::milliseconds progress_interval = std::chrono::milliseconds(500));
+  /// etcd keeps its data in a fresh directory under `parent_dir`.
+  explicit EtcdProcess(std::chrono::milliseconds progress_interval = std::chrono::milliseconds(500),
+                       const std::string& parent_dir = "/tmp");
   ~EtcdProcess();
   EtcdProcess(const EtcdProcess&) = delete;
   EtcdProcess& operator=(const EtcdProcess&) = delete;
