@@ -87,7 +87,7 @@ struct OpenWatch {
   std::size_t events = 0;         // bookmarks included
   TimePoint started{};
   bool paused = false;     // by back-pressure
-  std::uint64_t poll = 0;  // the depth request in flight while paused
+  std::uint64_t low_water_request = 0;  // the depth(mark) request in flight while paused
 };
 
 /// A watch-list (§5.6) before its initial-events-end bookmark: the state so far.
@@ -560,13 +560,13 @@ struct ReflectorState {
     if (depth + buffered.size() <= options.high_water_mark || !open || open->paused || !open->handle) return;
     open->paused = true;
     open->handle->pause();
-    open->poll = next_id();
-    ask_low_water(open->poll);
+    open->low_water_request = next_id();
+    ask_low_water(open->low_water_request);
   }
 
-  bool is_current_poll(std::uint64_t id) {
+  bool is_current_low_water_request(std::uint64_t id) {
     const auto* open = open_watch();
-    return open && open->paused && open->poll == id;
+    return open && open->paused && open->low_water_request == id;
   }
 
   // The FIFO answers once its depth is at or below the low-water mark.
@@ -575,13 +575,13 @@ struct ReflectorState {
         .then(
             [self = self, id](std::size_t depth) {
               const detail::HandlerScope handoff;
-              self->state.on_polled_depth(id, depth);
+              self->state.on_low_water_depth(id, depth);
             },
             [self = self, cycle_id = cycle.id](caf::error& e) { self->state.fifo_failed(cycle_id, e); });
   }
 
-  void on_polled_depth(std::uint64_t id, std::size_t depth) {
-    if (!is_current_poll(id)) return;
+  void on_low_water_depth(std::uint64_t id, std::size_t depth) {
+    if (!is_current_low_water_request(id)) return;
     fifo_depth = depth;
     auto* open = open_watch();
     open->paused = false;
@@ -595,7 +595,7 @@ struct ReflectorState {
     if (auto* open = open_watch()) {
       open->handle.reset();
       open->paused = false;
-      open->poll = 0;
+      open->low_water_request = 0;
     }
   }
 

@@ -21,7 +21,7 @@ TEST_CASE("base64 decodes what it encodes for every length and byte", "[apiserve
 }
 
 TEST_CASE("base64 decoding refuses what Go's StdEncoding refuses", "[apiserver][base64][item-16][unit]") {
-  for (const char* bad : {"abc", "ab=c", "a b=", "ab\ncd==", "====", "ab-_"}) {
+  for (const char* bad : {"abc", "ab=c", "a b=", "ab\ncd==", "====", "ab-_", "ab\xff=", "\x80\x80\x80\x80"}) {
     INFO(bad);
     CHECK_FALSE(base64_decode(bad));
   }
