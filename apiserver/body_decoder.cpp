@@ -3,9 +3,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 namespace kinformer::apiserver {
@@ -13,6 +15,44 @@ namespace kinformer::apiserver {
 using nlohmann::json;
 
 namespace {
+
+// Counts a YAML stream's documents, up to two, without building them. yaml-cpp 0.7's
+// LoadAll loops forever, allocating a null document each time, when the parser reports a
+// document without consuming a token (a body of a lone ",": yaml-cpp issue 1040), so
+// decode_body() never calls it: a second document that starts where the first did means
+// the parser is stuck.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  /// The number of documents (0, 1, or 2 for "two or more"); stuck() after it when the
+  /// parser made no progress.
+  int count(const std::string& text) {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    int documents = 0;
+    while (documents < 2 && !stuck_ && parser.HandleNextDocument(*this)) ++documents;
+    return documents;
+  }
+  bool stuck() const { return stuck_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stuck_ = started_ && mark.pos == last_start_;
+    started_ = true;
+    last_start_ = mark.pos;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  bool started_ = false;
+  bool stuck_ = false;
+  int last_start_ = 0;
+};
 
 json plain_scalar(const std::string& text) {
   if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") return nullptr;
@@ -128,11 +168,14 @@ ApiResult<json> decode_body(std::string_view body, BodyFormat format, const Obje
   }
   if (format == BodyFormat::protobuf) return ApiError::internal("protobuf bodies go to decode_protobuf()");
   try {
-    auto documents = YAML::LoadAll(std::string(body));
-    if (documents.size() != 1)
-      return ApiError::bad_request("the request body must hold exactly one YAML document (found " +
-                                   std::to_string(documents.size()) + ")");
-    auto document = YamlExpander(limits).expand(documents.front());
+    const std::string text(body);
+    DocumentCounter counter;
+    const int documents = counter.count(text);
+    if (counter.stuck()) return ApiError::bad_request("the request body is not valid YAML: no document can be read from it");
+    if (documents != 1)
+      return ApiError::bad_request(std::string("the request body must hold exactly one YAML document (found ") +
+                                   (documents == 0 ? "none" : "more than one") + ")");
+    auto document = YamlExpander(limits).expand(YAML::Load(text));
     if (!document) return document;
     if (auto bad = check_object_limits(*document, limits)) return *bad;
     return document;

@@ -1,8 +1,13 @@
 // Regression tests for issue 19 (fuzzing): YAML bodies whose aliases refer to anchors
 // that hold aliases (the "billion laughs" document) expanded exponentially when turned
 // into JSON; decode_body now expands aliases within the object size limit
-// (apiserver/object_limits.hpp) and answers 413 past it.
+// (apiserver/object_limits.hpp) and answers 413 past it. Other bodies the fuzzers found
+// follow.
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -64,4 +69,38 @@ TEST_CASE("issue 19: YAML and protobuf bodies with strings that are not UTF-8 ar
   CHECK(ok.value()["name"].get<std::string>().size() == 14);
   // A Status quoting bytes that are not UTF-8 still renders.
   CHECK_NOTHROW(kinformer::apiserver::ApiError::bad_request("bad \xF4").to_status_json());
+}
+
+// Issue 19 (fuzz_body_decoder): yaml-cpp 0.7's LoadAll looped forever on a body of a lone
+// ",", allocating a null document per turn, so one request of one byte took the server's
+// memory. The decode runs in a child process that an alarm stops, so that the old
+// behaviour fails this test instead of exhausting the machine.
+TEST_CASE("issue 19: a YAML body the parser cannot advance in is 400, not an endless loop",
+          "[apiserver][item-1][unit]") {
+  for (const char* body : {",", ",,,{", ", a", ",\n"}) {
+    INFO("body: " << body);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      ::alarm(10);
+      auto decoded = decode_body(body, BodyFormat::yaml);
+      const bool refused = !decoded && decoded.error().code == 400 &&
+                           decoded.error().message.find("not valid YAML") != std::string::npos;
+      std::_Exit(refused ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    INFO("the decoding child was stopped by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
+                                                   << " (SIGALRM: still looping after 10 s)");
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  // Several documents, and none, are still told apart from a stuck parser.
+  auto two = decode_body("a: 1\n---\nb: 2\n", BodyFormat::yaml);
+  REQUIRE_FALSE(two);
+  CHECK_THAT(two.error().message, Catch::Contains("exactly one YAML document (found more than one)"));
+  auto none = decode_body("", BodyFormat::yaml);
+  REQUIRE_FALSE(none);
+  CHECK_THAT(none.error().message, Catch::Contains("found none"));
+  REQUIRE(decode_body("a: 1\n", BodyFormat::yaml));
 }
