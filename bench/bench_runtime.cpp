@@ -354,7 +354,7 @@ void bench_indexer_schemes(const std::string& tmpl) {
   std::vector<ObjectPtr> v1, v2;
   std::vector<std::string> namespaces;
   for (int n = 0; n < namespace_count; ++n) {
-    char b[16];
+    char b[24];  // room for any int: -O1 builds cannot prove n < 100
     std::snprintf(b, sizeof b, "produc%04d", n);
     namespaces.emplace_back(b);
   }
