@@ -59,16 +59,17 @@ std::optional<ApiError> merge_list(json& target, const std::string& field, const
     target = std::move(out);
     return std::nullopt;
   }
-  const char* key = patch.empty() || !patch.front().is_object() ? nullptr : merge_key_for(field, patch.front());
-  if (!key) {
-    if (field == "finalizers") {  // patchStrategy=merge on a list of strings: union
-      for (const auto& value : patch)
-        if (std::find(target.begin(), target.end(), value) == target.end()) target.push_back(value);
-      return std::nullopt;
-    }
+  const auto rule = list_merge_rule(field, patch.empty() ? json() : patch.front());
+  if (rule.kind == ListMergeRule::Kind::set_of_values) {
+    for (const auto& value : patch)
+      if (std::find(target.begin(), target.end(), value) == target.end()) target.push_back(value);
+    return std::nullopt;
+  }
+  if (rule.kind == ListMergeRule::Kind::replace) {
     target = patch;
     return std::nullopt;
   }
+  const char* key = rule.key;
   for (const auto& element : patch) {
     if (!element.is_object() || !element.contains(key))
       return ApiError::bad_request("strategic merge patch: an element of " + field + " lacks its merge key \"" +
@@ -171,6 +172,13 @@ json removal_patch_of(const json& previous, const json& next) {
 }
 
 }  // namespace
+
+ListMergeRule list_merge_rule(const std::string& field, const json& first_element) {
+  if (first_element.is_object())
+    if (const char* key = merge_key_for(field, first_element)) return {ListMergeRule::Kind::by_key, key};
+  if (field == "finalizers") return {ListMergeRule::Kind::set_of_values, nullptr};  // patchStrategy=merge on strings
+  return {};
+}
 
 json removal_patch(const json& previous, const json& next) {
   if (!previous.is_object() || !next.is_object()) return json::object();
