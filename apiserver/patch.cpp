@@ -135,42 +135,6 @@ std::optional<ApiError> strategic_merge(json& target, const json& patch) {
   return std::nullopt;
 }
 
-json removal_patch_of(const json& previous, const json& next) {
-  json out = json::object();
-  for (auto it = previous.begin(); it != previous.end(); ++it) {
-    const auto& field = it.key();
-    if (!field.empty() && field[0] == '$') continue;
-    auto there = next.find(field);
-    if (there == next.end() || there->is_null()) {
-      out[field] = nullptr;
-    } else if (it->is_object() && there->is_object()) {
-      auto inner = removal_patch_of(*it, *there);
-      if (!inner.empty()) out[field] = std::move(inner);
-    } else if (it->is_array() && there->is_array() && !it->empty() && it->front().is_object()) {
-      const char* key = merge_key_for(field, it->front());
-      if (!key) continue;  // unkeyed lists are replaced by the next configuration anyway
-      json elements = json::array();
-      for (const auto& old_element : *it) {
-        if (!old_element.is_object() || !old_element.contains(key)) continue;
-        const auto& id = old_element[key];
-        auto match = std::find_if(there->begin(), there->end(),
-                                  [&](const json& e) { return e.is_object() && e.contains(key) && e[key] == id; });
-        if (match == there->end()) {
-          elements.push_back({{key, id}, {"$patch", "delete"}});
-        } else {
-          auto inner = removal_patch_of(old_element, *match);
-          if (!inner.empty()) {
-            inner[key] = id;
-            elements.push_back(std::move(inner));
-          }
-        }
-      }
-      if (!elements.empty()) out[field] = std::move(elements);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 ListMergeRule list_merge_rule(const std::string& field, const json& first_element) {
@@ -178,11 +142,6 @@ ListMergeRule list_merge_rule(const std::string& field, const json& first_elemen
     if (const char* key = merge_key_for(field, first_element)) return {ListMergeRule::Kind::by_key, key};
   if (field == "finalizers") return {ListMergeRule::Kind::set_of_values, nullptr};  // patchStrategy=merge on strings
   return {};
-}
-
-json removal_patch(const json& previous, const json& next) {
-  if (!previous.is_object() || !next.is_object()) return json::object();
-  return removal_patch_of(previous, next);
 }
 
 std::optional<ApiError> apply_merge_patch(json& target, const json& patch) {
