@@ -68,16 +68,48 @@ json fields_of_value(const std::string& field, const json& value, bool strategic
   return json::object();
 }
 
-// The list element a `k:` member names, or end().
-json::iterator keyed_element(json& list, const std::string& member) {
+// The position in `list` of the element a `k:` member names, or list.size().
+std::size_t keyed_element(const json& list, const std::string& member) {
   auto key = json::parse(member.substr(2), nullptr, false);
-  if (!key.is_object() || key.empty()) return list.end();
-  return std::find_if(list.begin(), list.end(), [&](const json& element) {
+  if (!list.is_array() || !key.is_object() || key.empty()) return list.size();
+  auto found = std::find_if(list.begin(), list.end(), [&](const json& element) {
     if (!element.is_object()) return false;
     for (auto k = key.begin(); k != key.end(); ++k)
       if (auto there = element.find(k.key()); there == element.end() || *there != k.value()) return false;
     return true;
   });
+  return static_cast<std::size_t>(found - list.begin());
+}
+
+// What a member of a FieldsV1 set names inside `node`, or nullptr (`v:` members name
+// a value, not a place).
+const json* member_in(const json* node, const std::string& member) {
+  if (!node || member.size() < 2 || member[1] != ':') return nullptr;
+  if (member[0] == 'f' && node->is_object()) {
+    auto child = node->find(member.substr(2));
+    return child == node->end() ? nullptr : &*child;
+  }
+  if (member[0] == 'k' && node->is_array()) {
+    auto at = keyed_element(*node, member);
+    return at == node->size() ? nullptr : &(*node)[at];
+  }
+  return nullptr;
+}
+
+// The members of `fields` whose values differ between `before` and `after`.
+json changed_members(const json* before, const json* after, const json& fields) {
+  json out = json::object();
+  for (auto it = fields.begin(); it != fields.end(); ++it) {
+    if (it.key() == "." || !it.value().is_object()) continue;
+    const json* was = member_in(before, it.key());
+    const json* is = member_in(after, it.key());
+    const json children = children_of(it.value());
+    const bool leaf = children.empty() && it.key()[0] != 'v';
+    const bool itself = (leaf && (!was || !is || *was != *is)) || (it.value().contains(".") && (!was) != (!is));
+    json rest = children.empty() ? json::object() : changed_members(was, is, children);
+    if (itself || !rest.empty()) out[it.key()] = as_member(std::move(rest), itself);
+  }
+  return out;
 }
 
 // Removes the members of `fields` under `node`; true when `node` itself is to go
@@ -92,9 +124,9 @@ bool remove_members(json& node, const json& fields) {
       if (child == node.end()) continue;
       if (owns_itself(it.value()) || remove_members(*child, it.value())) node.erase(child);
     } else if (node.is_array() && member[0] == 'k') {
-      auto element = keyed_element(node, member);
-      if (element == node.end()) continue;
-      if (owns_itself(it.value()) || remove_members(*element, it.value())) node.erase(element);
+      auto at = keyed_element(node, member);
+      if (at == node.size()) continue;
+      if (owns_itself(it.value()) || remove_members(node[at], it.value())) node.erase(at);
     } else if (node.is_array() && member[0] == 'v') {
       auto value = json::parse(member.substr(2), nullptr, false);
       if (value.is_discarded()) continue;
@@ -198,17 +230,18 @@ void remove_fields(json& object, const json& fields) { remove_members(object, fi
 std::optional<ApiError> apply_configuration(json& object, const json& configuration, const Applier& applier,
                                             const std::string& now) {
   if (!object.is_object()) object = json::object();
+  const json before = object;
   json entries = json::array();
   if (auto meta = object.find("metadata"); meta != object.end() && meta->is_object())
     if (auto listed = meta->find("managedFields"); listed != meta->end() && listed->is_array()) entries = *listed;
 
   const json next = owned_fields(configuration, applier);
   json previous = json::object(), others = json::object();
-  auto mine = entries.end();
-  for (auto entry = entries.begin(); entry != entries.end(); ++entry) {
-    const json* set = set_of(*entry);
-    if (is_entry_of(*entry, applier) && mine == entries.end()) {
-      mine = entry;
+  std::size_t mine = entries.size();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const json* set = set_of(entries[i]);
+    if (is_entry_of(entries[i], applier) && mine == entries.size()) {
+      mine = i;
       if (set) previous = *set;
     } else if (set) {
       others = fields_union(others, *set);
@@ -220,21 +253,33 @@ std::optional<ApiError> apply_configuration(json& object, const json& configurat
   if (failed) return failed;
   if (!object.is_object()) return ApiError::bad_request("an apply configuration must be an object");
 
-  if (mine != entries.end() && previous != next) {
-    entries.erase(mine);
-    mine = entries.end();
+  // Every apply here is forced: the fields whose values it changed are its manager's alone.
+  const json taken = changed_members(&before, &object, next);
+  json kept = json::array();
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (i == mine) {
+      if (previous == next) kept.push_back(std::move(entries[i]));
+      continue;
+    }
+    const json* set = set_of(entries[i]);
+    if (set && !taken.empty()) {
+      json left = fields_difference(*set, taken);
+      if (left.empty()) continue;
+      if (left != *set) entries[i]["fieldsV1"] = std::move(left);
+    }
+    kept.push_back(std::move(entries[i]));
   }
-  if (mine == entries.end() && !next.empty()) {
+  if ((mine == entries.size() || previous != next) && !next.empty()) {
     json entry = {{"manager", applier.manager},   {"operation", "Apply"},     {"apiVersion", applier.api_version},
                   {"time", now},                  {"fieldsType", "FieldsV1"}, {"fieldsV1", next}};
     if (!applier.subresource.empty()) entry["subresource"] = applier.subresource;
-    entries.push_back(std::move(entry));
+    kept.push_back(std::move(entry));
   }
   if (!object.contains("metadata") || !object["metadata"].is_object()) object["metadata"] = json::object();
-  if (entries.empty())
+  if (kept.empty())
     object["metadata"].erase("managedFields");
   else
-    object["metadata"]["managedFields"] = std::move(entries);
+    object["metadata"]["managedFields"] = std::move(kept);
   return std::nullopt;
 }
 

@@ -21,14 +21,16 @@
 //   * apply_configuration(): server-side apply for one manager: removes the fields the
 //     manager's Apply entry owned before, no longer applies and no other entry owns;
 //     merges the configuration in (strategic merge for built-in kinds, else a merge
-//     patch); records the new set in the manager's Apply entry (manager, operation
-//     "Apply", apiVersion, time, fieldsType "FieldsV1", fieldsV1, subresource), whose
-//     time changes only when its set does, so an unchanged apply changes nothing. An
-//     entry with an empty set is dropped, and so is an empty managedFields list.
-//     Malformed entries read from a stored object are kept and own nothing.
-//   * Not here, as in kube-apiserver: conflicts between managers (every apply acts as
-//     --force-conflicts without taking the fields from other managers' entries) and
-//     "Update" entries for writes other than apply.
+//     patch); takes the fields whose values it changed out of every other entry (an
+//     entry left with nothing goes); records the new set in the manager's Apply entry
+//     (manager, operation "Apply", apiVersion, time, fieldsType "FieldsV1", fieldsV1,
+//     subresource), whose time changes only when its set does, so an unchanged apply
+//     changes nothing. An entry with an empty set is dropped, and so is an empty
+//     managedFields list. Entries are read defensively (clients may write them): a
+//     malformed entry or member is kept and owns nothing, and no entry can remove
+//     apiVersion, kind, metadata itself or the server-owned metadata.
+//   * Not here, unlike kube-apiserver: conflicts between managers (every apply acts as
+//     --force-conflicts) and "Update" entries for writes other than apply.
 //   * managed_fields_refused(configuration): 400 "metadata.managedFields must be nil"
 //     when an apply configuration carries managedFields (kube-apiserver's rule).
 //   * managed_fields_problem(list): why a client-written managedFields list is invalid

@@ -119,6 +119,23 @@ TEST_CASE("a field another manager's entry owns survives; another manager's appl
   CHECK(applied(live, config)["data"] == json({{"a", "1"}}));
 }
 
+TEST_CASE("an apply that changes another manager's field takes it over, so its own later removal removes it",
+          "[apiserver][ssa][unit]") {
+  auto other = builtin;
+  other.manager = "other";
+  auto live = applied(json::object(), {{"metadata", {{"name", "c"}}}, {"data", {{"x", "1"}, {"y", "1"}}}});
+  live = applied(live, {{"metadata", {{"name", "c"}}}, {"data", {{"x", "2"}, {"y", "1"}}}}, other);
+  REQUIRE(live["metadata"]["managedFields"].size() == 2);
+  CHECK(live["metadata"]["managedFields"][0]["fieldsV1"] == json::parse(R"({"f:data": {"f:y": {}}})"));
+  auto after = applied(live, {{"metadata", {{"name", "c"}}}, {"data", {{"y", "1"}}}}, other);
+  CHECK(after["data"] == json({{"y", "1"}}));  // "x" was other's alone
+  SECTION("an entry left with nothing goes") {
+    auto taken = applied(live, {{"metadata", {{"name", "c"}}}, {"data", {{"x", "3"}, {"y", "3"}}}}, other);
+    REQUIRE(taken["metadata"]["managedFields"].size() == 1);
+    CHECK(taken["metadata"]["managedFields"][0]["manager"] == "other");
+  }
+}
+
 TEST_CASE("malformed managedFields in a stored object own nothing and break nothing", "[apiserver][ssa][unit]") {
   for (const char* entries : {R"(5)", R"([1, "x", null])", R"([{"manager":"tool","operation":"Apply","fieldsV1":7}])",
                               R"([{"manager":"tool","operation":"Apply","fieldsV1":{"f:data":5,"k:nonsense":{},"v:[":{}}}])",
