@@ -434,6 +434,29 @@ TEST_CASE("server-side apply keeps each field manager's fields in metadata.manag
   CHECK(invalid.status == 422);
 }
 
+TEST_CASE("server-side apply to /status records an entry for the subresource and removes only status fields",
+          "[apiserver][ssa][integration]") {
+  TestServer t;
+  const std::string pod = "/api/v1/namespaces/default/pods/p";
+  REQUIRE(t.request("PATCH", pod + "?fieldManager=user", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"containers":[{"name":"main","image":"busybox"}]}})", "application/apply-patch+yaml").status == 201);
+  auto status = [&](const char* body) {
+    auto reply = t.request("PATCH", pod + "/status?fieldManager=kubelet", body, "application/apply-patch+yaml");
+    INFO(reply.body);
+    REQUIRE(reply.status == 200);
+    return TestServer::json_of(reply);
+  };
+  auto running = status(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"status":{"phase":"Running","message":"up"}})");
+  auto entries = running["metadata"]["managedFields"];
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[1]["manager"] == "kubelet");
+  CHECK(entries[1]["subresource"] == "status");
+  CHECK(entries[1]["fieldsV1"] == json::parse(R"({"f:status": {"f:phase": {}, "f:message": {}}})"));
+  auto later = status(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"status":{"phase":"Running"}})");
+  CHECK(later["status"] == json({{"phase", "Running"}}));
+  CHECK(later["spec"]["containers"].size() == 1);  // the main resource's fields are not the subresource's
+}
+
 TEST_CASE("custom resources: CRUD, generation, strategic merge refused with 415", "[apiserver][integration]") {
   auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
   REQUIRE(registry.add(kinformer::apiserver::ResourceRegistry::parse_spec("metrics.kinformer.io/v1/MetricSeries/metricseries").value()));
