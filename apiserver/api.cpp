@@ -10,7 +10,9 @@
 #include "apiserver/body_decoder.hpp"
 #include "apiserver/crd.hpp"
 #include "apiserver/discovery.hpp"
+#include "apiserver/managed_fields.hpp"
 #include "apiserver/object_limits.hpp"
+#include "apiserver/object_rules.hpp"
 #include "apiserver/patch.hpp"
 #include "apiserver/protobuf_decoder.hpp"
 #include "apiserver/read_rules.hpp"
@@ -75,11 +77,10 @@ struct Target {
 
 class RequestHandler {
  public:
-  RequestHandler(ResourceRegistry& registry, Storage& store, AppliedConfigurations& applied, const ObjectLimits& limits,
-                 const HttpRequest& request, Query query)
+  RequestHandler(ResourceRegistry& registry, Storage& store, const ObjectLimits& limits, const HttpRequest& request,
+                 Query query)
       : registry_(registry),
         store_(store),
-        applied_(applied),
         limits_(limits),
         request_(request),
         query_(std::move(query)) {}
@@ -273,8 +274,10 @@ class RequestHandler {
     } else {
       json only_status = current;
       if (result.contains("status")) only_status["status"] = result["status"]; else only_status.erase("status");
-      if (result.contains("metadata") && result["metadata"].is_object() && result["metadata"].contains("resourceVersion"))
-        only_status["metadata"]["resourceVersion"] = result["metadata"]["resourceVersion"];
+      // The write's resourceVersion precondition and managedFields (an apply to /status records its fields).
+      if (result.contains("metadata") && result["metadata"].is_object())
+        for (const char* kept : {"resourceVersion", "managedFields"})
+          if (result["metadata"].contains(kept)) only_status["metadata"][kept] = result["metadata"][kept];
       result = std::move(only_status);
     }
   }
@@ -330,7 +333,9 @@ class RequestHandler {
       auto checked = checked_object(t, std::move(patch_document));
       if (!checked) return error_response(checked.error());
       patch_document = std::move(checked).value();
+      if (auto refused = managed_fields_refused(patch_document)) return error_response(*refused);
     }
+    const Applier applier{manager, t.type->api_version(), t.subresource, t.type->builtin, t.type->status_subresource};
     // GuaranteedUpdate (kube-apiserver): read the object, patch it outside the store
     // lock, then write it only if it is still at the version read; retry on a race.
     auto patched = [&](const json& current) -> ApiResult<json> {
@@ -346,17 +351,9 @@ class RequestHandler {
         case Kind::json_patch:
           failed = apply_json_patch(result, patch_document, limits_);
           break;
-        case Kind::apply: {
-          auto uid = current.at("metadata").value("uid", "");
-          if (auto previous = applied_.get(uid, manager)) {
-            json removals = removal_patch(json::parse(*previous), patch_document);
-            if (!removals.empty()) failed = apply_strategic_merge_patch(result, removals);
-          }
-          if (!failed)
-            failed = t.type->builtin ? apply_strategic_merge_patch(result, patch_document)
-                                     : apply_merge_patch(result, patch_document);
+        case Kind::apply:
+          failed = apply_configuration(result, patch_document, applier, now_rfc3339());
           break;
-        }
       }
       if (failed) return *failed;
       if (!result.is_object() || !result.contains("metadata") || !result["metadata"].is_object())
@@ -389,8 +386,8 @@ class RequestHandler {
                                         "the object changed while it was patched");
             }
             if (current) return *result;
-            json fresh = patch_document;  // apply to an absent object creates it
-            if (!fresh.contains("metadata")) fresh["metadata"] = json::object();
+            json fresh = json::object();  // apply to an absent object creates it
+            if (auto failed = apply_configuration(fresh, patch_document, applier, now_rfc3339())) return *failed;
             fresh["metadata"]["name"] = t.name;
             prepare_for_create(*t.type, fresh);
             if (auto refused = admit(registry_, *t.type, fresh)) return *refused;
@@ -399,8 +396,6 @@ class RequestHandler {
           create_if_absent, dry.value());
       if (raced && attempt < max_patch_attempts) continue;
       if (!written) return error_response(written.error());
-      if (kind == Kind::apply && !dry.value())
-        applied_.set(written->object->uid, manager, patch_document.dump());
       if (!dry.value()) after_write(*written->object);
       return ok_json(written->object->json, written->created ? 201 : 200);
     }
@@ -467,25 +462,12 @@ class RequestHandler {
 
   ResourceRegistry& registry_;
   Storage& store_;
-  AppliedConfigurations& applied_;
   const ObjectLimits& limits_;
   const HttpRequest& request_;
   Query query_;
 };
 
 }  // namespace
-
-std::optional<std::string> AppliedConfigurations::get(const std::string& uid, const std::string& manager) const {
-  std::lock_guard lock(mu_);
-  auto it = configs_.find(uid + "/" + manager);
-  if (it == configs_.end()) return std::nullopt;
-  return it->second;
-}
-
-void AppliedConfigurations::set(const std::string& uid, const std::string& manager, std::string config) {
-  std::lock_guard lock(mu_);
-  configs_[uid + "/" + manager] = std::move(config);
-}
 
 std::size_t ListBody::size() const {
   std::size_t total = head.size() + tail.size() + (items.empty() ? 0 : items.size() - 1);
@@ -582,7 +564,7 @@ ApiReply Api::route(const HttpRequest& request, const std::string& server_addres
     }
     if (rest.size() == 3) t.subresource = rest[2];
   }
-  RequestHandler handler(registry_, store_, applied_, limits_, request, std::move(query));
+  RequestHandler handler(registry_, store_, limits_, request, std::move(query));
   return handler.dispatch(t);
 }
 

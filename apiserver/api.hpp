@@ -29,20 +29,20 @@
 //   * A written CustomResourceDefinition serves its kind before the response is sent
 //     (discovery and the new resource's URLs); deleting it stops serving the kind and
 //     then deletes every object of it (one event each).
-//   * Server-side apply without managedFields: the object is created if absent, else
-//     the configuration is merged in (strategic for built-ins), and what the same
-//     fieldManager applied before but no longer applies is removed. Those last applied
-//     configurations live in this object's memory only (keyed by object uid), so
-//     conflicts between managers are not detected and a restart forgets them.
+//   * Server-side apply (apiserver/managed_fields.hpp): the object is created if
+//     absent, else the configuration is merged in (strategic for built-ins), and what
+//     the same fieldManager applied before, no longer applies and no other manager
+//     owns is removed. Each manager's applied fields live in the object's own
+//     metadata.managedFields, so they survive restarts and are shared by replicas on
+//     one etcd. Conflicts between managers are not detected (every apply is forced).
+//     A configuration that carries managedFields is 400, as in kube-apiserver.
 // Threading: const and thread-safe (the Store locks).
 // Not here: sockets, chunking, auth, TLS, body size limits (server.hpp).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -106,17 +106,6 @@ constexpr std::chrono::seconds future_watch_wait{3};
 
 using ApiReply = std::variant<HttpResponse, WatchPlan>;
 
-/// The configuration each field manager last applied to each object (server-side apply).
-class AppliedConfigurations {
- public:
-  std::optional<std::string> get(const std::string& uid, const std::string& manager) const;
-  void set(const std::string& uid, const std::string& manager, std::string config);
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, std::string> configs_;  // guarded by mu_; "uid/manager" -> configuration JSON
-};
-
 class Api {
  public:
   /// `registry` changes at run time when CustomResourceDefinitions are written.
@@ -132,7 +121,6 @@ class Api {
   ResourceRegistry& registry_;
   Storage& store_;
   ObjectLimits limits_;
-  mutable AppliedConfigurations applied_;
 };
 
 /// A Status rendered as a response.

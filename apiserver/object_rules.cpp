@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "apiserver/managed_fields.hpp"
 #include "runtime/selector.hpp"
 
 namespace kinformer::apiserver {
@@ -13,15 +14,6 @@ namespace kinformer::apiserver {
 using nlohmann::json;
 
 namespace {
-
-std::string now_rfc3339() {
-  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char out[32];
-  std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return out;
-}
 
 // Uniqueness matters, unpredictability does not: one generator for every storage,
 // behind its own mutex (several storages may create at once).
@@ -60,6 +52,15 @@ json without_metadata_and_status(json object) {
 
 }  // namespace
 
+std::string now_rfc3339() {
+  auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char out[32];
+  std::strftime(out, sizeof out, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return out;
+}
+
 std::optional<ApiError> validate_metadata(const ResourceType& type, const json& object) {
   auto invalid = [&](std::string field, std::string message) {
     std::string name;
@@ -92,6 +93,8 @@ std::optional<ApiError> validate_metadata(const ResourceType& type, const json& 
                        "Invalid value: \"" + it.value().get<std::string>() + "\": " + *problem);
     }
   }
+  if (auto listed = meta->find("managedFields"); listed != meta->end())
+    if (auto problem = managed_fields_problem(*listed)) return invalid(problem->field, problem->message);
   for (const char* string_field : {"name", "namespace", "generateName", "resourceVersion", "uid"}) {
     auto f = meta->find(string_field);
     if (f != meta->end() && !f->is_null() && !f->is_string())
@@ -142,7 +145,7 @@ std::optional<ApiError> prepare_create(const ResourceType& type, std::string_vie
   meta["uid"] = new_uid();
   meta["creationTimestamp"] = now_rfc3339();
   meta.erase("deletionTimestamp");
-  meta.erase("managedFields");
+  keep_managed_fields(meta, nullptr);
   if (type.tracks_generation) meta["generation"] = 1;
   if (type.kind == "Pod" && !object.contains("status")) object["status"] = {{"phase", "Pending"}};
   if (type.kind == "Namespace") object["status"] = {{"phase", "Active"}};
@@ -175,7 +178,7 @@ ApiResult<bool> prepare_update(const ResourceType& type, const StoredObject& cur
     else
       meta.erase(owned);
   }
-  meta.erase("managedFields");
+  keep_managed_fields(meta, &old_meta);
   after["kind"] = type.kind;
   after["apiVersion"] = type.api_version();
   meta["resourceVersion"] = current_rv;

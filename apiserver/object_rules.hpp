@@ -17,6 +17,9 @@
 //     deletionTimestamp), and reports whether anything changed; a change outside
 //     metadata and status bumps the generation of kinds that track it. On return,
 //     after's metadata.resourceVersion is the current one; the caller sets the new one.
+//   * Both keep metadata.managedFields (server-side apply's state) by
+//     keep_managed_fields(): an update that leaves them out keeps the current ones,
+//     `[{}]` clears them; validate_metadata() refuses malformed entries (422).
 //   * deletion_refused(): 409 for a failed uid / resourceVersion precondition, 403 for
 //     the bootstrap namespaces (default, kube-system, kube-public).
 // Threading: pure functions (the uid generator is thread-safe).
@@ -36,6 +39,9 @@
 #include "apiserver/stored_object.hpp"
 
 namespace kinformer::apiserver {
+
+/// The server's clock as a metadata timestamp (RFC 3339, UTC, seconds).
+std::string now_rfc3339();
 
 /// Metadata that is not a map of strings, or labels Kubernetes refuses: the 400/422 error.
 std::optional<ApiError> validate_metadata(const ResourceType& type, const nlohmann::json& object);

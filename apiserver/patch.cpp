@@ -59,16 +59,17 @@ std::optional<ApiError> merge_list(json& target, const std::string& field, const
     target = std::move(out);
     return std::nullopt;
   }
-  const char* key = patch.empty() || !patch.front().is_object() ? nullptr : merge_key_for(field, patch.front());
-  if (!key) {
-    if (field == "finalizers") {  // patchStrategy=merge on a list of strings: union
-      for (const auto& value : patch)
-        if (std::find(target.begin(), target.end(), value) == target.end()) target.push_back(value);
-      return std::nullopt;
-    }
+  const auto rule = list_merge_rule(field, patch.empty() ? json() : patch.front());
+  if (rule.kind == ListMergeRule::Kind::set_of_values) {
+    for (const auto& value : patch)
+      if (std::find(target.begin(), target.end(), value) == target.end()) target.push_back(value);
+    return std::nullopt;
+  }
+  if (rule.kind == ListMergeRule::Kind::replace) {
     target = patch;
     return std::nullopt;
   }
+  const char* key = rule.key;
   for (const auto& element : patch) {
     if (!element.is_object() || !element.contains(key))
       return ApiError::bad_request("strategic merge patch: an element of " + field + " lacks its merge key \"" +
@@ -134,47 +135,13 @@ std::optional<ApiError> strategic_merge(json& target, const json& patch) {
   return std::nullopt;
 }
 
-json removal_patch_of(const json& previous, const json& next) {
-  json out = json::object();
-  for (auto it = previous.begin(); it != previous.end(); ++it) {
-    const auto& field = it.key();
-    if (!field.empty() && field[0] == '$') continue;
-    auto there = next.find(field);
-    if (there == next.end() || there->is_null()) {
-      out[field] = nullptr;
-    } else if (it->is_object() && there->is_object()) {
-      auto inner = removal_patch_of(*it, *there);
-      if (!inner.empty()) out[field] = std::move(inner);
-    } else if (it->is_array() && there->is_array() && !it->empty() && it->front().is_object()) {
-      const char* key = merge_key_for(field, it->front());
-      if (!key) continue;  // unkeyed lists are replaced by the next configuration anyway
-      json elements = json::array();
-      for (const auto& old_element : *it) {
-        if (!old_element.is_object() || !old_element.contains(key)) continue;
-        const auto& id = old_element[key];
-        auto match = std::find_if(there->begin(), there->end(),
-                                  [&](const json& e) { return e.is_object() && e.contains(key) && e[key] == id; });
-        if (match == there->end()) {
-          elements.push_back({{key, id}, {"$patch", "delete"}});
-        } else {
-          auto inner = removal_patch_of(old_element, *match);
-          if (!inner.empty()) {
-            inner[key] = id;
-            elements.push_back(std::move(inner));
-          }
-        }
-      }
-      if (!elements.empty()) out[field] = std::move(elements);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
-json removal_patch(const json& previous, const json& next) {
-  if (!previous.is_object() || !next.is_object()) return json::object();
-  return removal_patch_of(previous, next);
+ListMergeRule list_merge_rule(const std::string& field, const json& first_element) {
+  if (first_element.is_object())
+    if (const char* key = merge_key_for(field, first_element)) return {ListMergeRule::Kind::by_key, key};
+  if (field == "finalizers") return {ListMergeRule::Kind::set_of_values, nullptr};  // patchStrategy=merge on strings
+  return {};
 }
 
 std::optional<ApiError> apply_merge_patch(json& target, const json& patch) {

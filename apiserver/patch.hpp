@@ -17,16 +17,15 @@
 //     operation that would nest the object deeper than limits.max_depth is 422, one
 //     that would grow it past limits.max_bytes (repeated `copy`) is 413, before it
 //     runs; `add` under a string or number is 422.
-//   * removal_patch(previous, next): the strategic merge patch that removes what an
-//     earlier applied configuration set and the next one no longer does (keys become
-//     null, keyed list elements `$patch: delete`): server-side apply's field removal
-//     for one field manager, without managedFields.
+//   * list_merge_rule(field, first element): how strategic merge combines that list
+//     field, for whoever must agree with it (server-side apply's field sets).
 //   * On error the target is unspecified: callers patch a copy. Malformed patch
 //     documents are 400 BadRequest, operations that do not apply 422 Invalid.
 // Threading: pure functions. Errors: ApiError values; never throws.
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -39,6 +38,14 @@ std::optional<ApiError> apply_merge_patch(nlohmann::json& target, const nlohmann
 std::optional<ApiError> apply_strategic_merge_patch(nlohmann::json& target, const nlohmann::json& patch);
 std::optional<ApiError> apply_json_patch(nlohmann::json& target, const nlohmann::json& operations,
                                          const ObjectLimits& limits = {});
-nlohmann::json removal_patch(const nlohmann::json& previous, const nlohmann::json& next);
+
+/// How strategic merge combines a list field of a built-in kind (the Kubernetes API
+/// types' patchStrategy and patchMergeKey): element by element by `key`, as a set of
+/// values (finalizers), or replaced whole.
+struct ListMergeRule {
+  enum class Kind { by_key, set_of_values, replace } kind = Kind::replace;
+  const char* key = nullptr;  // by_key only
+};
+ListMergeRule list_merge_rule(const std::string& field, const nlohmann::json& first_element);
 
 }  // namespace kinformer::apiserver

@@ -1,9 +1,10 @@
 // fuzz/fuzz_patch.cpp: every PATCH type the API server accepts, as api.cpp applies them.
 // Input: one byte picking the type (JSON patch, merge, strategic merge, apply), then the
-// target object and the patch document separated by a NUL byte (apply: a third part, the
-// previously applied configuration, as YAML). The documents go through decode_body as
-// the server decodes them. Inputs are capped at 16 KiB: the fuzzer tests patching, not
-// the server's body size limit.
+// target object and the patch document separated by a NUL byte (apply: the target's
+// metadata.managedFields, whatever they hold, say what the manager applied before; the
+// type byte's bits 2 and 3 pick a built-in or custom kind, with or without status apart).
+// The documents go through decode_body as the server decodes them. Inputs are capped
+// at 16 KiB: the fuzzer tests patching, not the server's body size limit.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include <string_view>
 
 #include "apiserver/body_decoder.hpp"
+#include "apiserver/managed_fields.hpp"
 #include "apiserver/patch.hpp"
 
 namespace {
@@ -50,12 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       failed = kinformer::apiserver::apply_strategic_merge_patch(result, patch.value());
       break;
     default: {
-      auto previous = kinformer::apiserver::decode_body(next_part(rest), BodyFormat::yaml);
-      if (previous) {
-        json removals = kinformer::apiserver::removal_patch(previous.value(), patch.value());
-        if (!removals.empty()) failed = kinformer::apiserver::apply_strategic_merge_patch(result, removals);
-      }
-      if (!failed) failed = kinformer::apiserver::apply_strategic_merge_patch(result, patch.value());
+      const kinformer::apiserver::Applier applier{"fuzz", "v1", "", data[0] % 8 < 4, data[0] % 16 < 8};
+      failed = kinformer::apiserver::apply_configuration(result, patch.value(), applier, "2026-01-01T00:00:00Z");
       break;
     }
   }

@@ -105,18 +105,26 @@ std::uint16_t port_of(const std::string& banner) {
 }
 
 namespace {
-std::vector<std::string> replica_args(const std::string& etcd, std::vector<std::string> extra) {
-  std::vector<std::string> out{"apiserver", "--port", "0", "--etcd-endpoints", etcd};
+std::vector<std::string> with_port_zero(std::vector<std::string> flags) {
+  std::vector<std::string> out{"apiserver", "--port", "0"};
+  out.insert(out.end(), flags.begin(), flags.end());
+  return out;
+}
+
+std::vector<std::string> replica_flags(const std::string& etcd, std::vector<std::string> extra) {
+  std::vector<std::string> out{"--etcd-endpoints", etcd};
   out.insert(out.end(), extra.begin(), extra.end());
   return out;
 }
 }  // namespace
 
-EtcdReplica::EtcdReplica(const std::string& etcd, std::vector<std::string> extra)
-    : process(replica_args(etcd, std::move(extra))) {
+ServingApiserver::ServingApiserver(std::vector<std::string> flags) : process(with_port_zero(std::move(flags))) {
   port = port_of(process.first_line(std::chrono::seconds(30)));
-  INFO("the replica did not start: " << process.stderr_text());
+  INFO("the API server did not start: " << process.stderr_text());
   REQUIRE(port != 0);
 }
+
+EtcdReplica::EtcdReplica(const std::string& etcd, std::vector<std::string> extra)
+    : ServingApiserver(replica_flags(etcd, std::move(extra))) {}
 
 }  // namespace kinformer::testing

@@ -58,12 +58,18 @@ class KinformerProcess {
 /// The port in a "serving on http://127.0.0.1:PORT" banner, 0 when absent.
 std::uint16_t port_of(const std::string& banner);
 
-/// `kinformer apiserver --port 0 --etcd-endpoints <etcd> <extra...>`, started and serving
-/// (a replica of the API server on a shared etcd); fails the test when it does not start.
-struct EtcdReplica {
-  explicit EtcdReplica(const std::string& etcd, std::vector<std::string> extra = {});
+/// `kinformer apiserver --port 0 <flags...>`, started and serving; fails the test when it
+/// does not start.
+struct ServingApiserver {
+  explicit ServingApiserver(std::vector<std::string> flags);
   KinformerProcess process;
   std::uint16_t port = 0;
+};
+
+/// `kinformer apiserver --port 0 --etcd-endpoints <etcd> <extra...>`: a replica of the
+/// API server on a shared etcd.
+struct EtcdReplica : ServingApiserver {
+  explicit EtcdReplica(const std::string& etcd, std::vector<std::string> extra = {});
 };
 
 }  // namespace kinformer::testing

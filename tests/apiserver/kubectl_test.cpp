@@ -2,6 +2,7 @@
 // checked on the server's state (issue 4, item 7). Skipped, with a message, only
 // where kubectl is not installed.
 #include <cstdlib>
+#include <csignal>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -12,7 +13,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tests/apiserver/kinformer_process.hpp"
 #include "tests/apiserver/test_server.hpp"
+#include "tests/support/etcd_process.hpp"
 
 using kinformer::testing::TestServer;
 using nlohmann::json;
@@ -79,6 +82,8 @@ class Kubectl {
   }
 
   const std::string& dir() const { return dir_; }
+  /// Later commands go to this server (another process, or the same one restarted).
+  void use_server(std::string server_url) { url_ = std::move(server_url); }
 
  private:
   std::string kubectl_, url_, extra_, dir_;
@@ -404,4 +409,71 @@ TEST_CASE("kubectl applies a multi-document manifest, gets all, describes, prune
   CHECK(stored(t, "services", "web").is_null());
   CHECK(stored(t, "secrets", "web-secret").is_null());
   CHECK(k.run_ok("get deployments").err.find("No resources found") != std::string::npos);
+}
+
+namespace {
+
+// A configmap and a pod the same field manager applies again without `mode`, the
+// `team` label and the `side` container: after that second apply they must be gone,
+// wherever the server learnt what the first apply set.
+const char* const full_manifest =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  labels:\n    team: a\n"
+    "data:\n  level: \"1\"\n  mode: fast\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n"
+    "  - name: main\n    image: busybox\n  - name: side\n    image: nginx\n";
+const char* const trimmed_manifest =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: \"1\"\n"
+    "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\nspec:\n  containers:\n"
+    "  - name: main\n    image: busybox\n";
+
+std::string http_url(std::uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
+
+void check_trimmed(const Kubectl& k) {
+  auto settings = json::parse(k.run_ok("get configmap settings -o json").out);
+  CHECK(settings["data"] == json({{"level", "1"}}));
+  CHECK_FALSE(settings["metadata"].contains("labels"));
+  auto pod = json::parse(k.run_ok("get pod web -o json").out);
+  REQUIRE(pod["spec"]["containers"].size() == 1);
+  CHECK(pod["spec"]["containers"][0]["name"] == "main");
+}
+
+}  // namespace
+
+TEST_CASE("kubectl apply --server-side of a trimmed manifest after a restart on the data file removes the dropped fields",
+          "[apiserver][kubectl][ssa][durability][integration]") {
+  REQUIRE_KUBECTL(kubectl);
+  REQUIRE_BINARY();
+  Kubectl k(kubectl, "");
+  const std::vector<std::string> flags = {"--data-file", k.dir() + "/state.json"};
+  const int signal = GENERATE(SIGTERM, SIGKILL);
+  INFO("the first server ends with signal " << signal);
+  {
+    kinformer::testing::ServingApiserver first(flags);
+    k.use_server(http_url(first.port));
+    k.run_ok("apply --server-side -f " + k.file("full.yaml", full_manifest));
+    ::kill(first.process.pid(), signal);
+    REQUIRE(first.process.wait_exit(20s) == (signal == SIGTERM ? 0 : 128 + SIGKILL));
+  }
+  kinformer::testing::ServingApiserver second(flags);
+  k.use_server(http_url(second.port));
+  k.run_ok("apply --server-side -f " + k.file("trimmed.yaml", trimmed_manifest));
+  INFO("the restarted server's log: " << second.process.stderr_text());
+  check_trimmed(k);
+}
+
+TEST_CASE("kubectl apply --server-side of a trimmed manifest on another replica on etcd removes the dropped fields",
+          "[apiserver][kubectl][ssa][item-16][integration]") {
+  REQUIRE_KUBECTL(kubectl);
+  REQUIRE_BINARY();
+  kinformer::testing::EtcdProcess etcd;
+  if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
+  kinformer::testing::EtcdReplica a(etcd.endpoint());
+  kinformer::testing::EtcdReplica b(etcd.endpoint());
+  Kubectl k(kubectl, http_url(a.port));
+  k.run_ok("apply --server-side -f " + k.file("full.yaml", full_manifest));
+  k.use_server(http_url(b.port));
+  k.run_ok("apply --server-side -f " + k.file("trimmed.yaml", trimmed_manifest));
+  check_trimmed(k);
+  k.use_server(http_url(a.port));  // and A serves the same
+  check_trimmed(k);
 }

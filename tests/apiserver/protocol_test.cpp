@@ -384,6 +384,79 @@ TEST_CASE("server-side apply removes what the same field manager applied before 
   CHECK(pod["spec"]["containers"][0]["image"] == "busybox:2");
 }
 
+TEST_CASE("server-side apply keeps each field manager's fields in metadata.managedFields, shared fields stay",
+          "[apiserver][ssa][integration]") {
+  TestServer t;
+  const std::string item = "/api/v1/namespaces/default/configmaps/owned";
+  const std::string apply_content = "application/apply-patch+yaml";
+  json config = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "owned"}, {"labels", {{"team", "a"}}}}},
+                 {"data", {{"a", "1"}}}};
+  auto created = t.request("PATCH", item + "?fieldManager=tool", config.dump(), apply_content);
+  REQUIRE(created.status == 201);
+  auto entries = TestServer::json_of(created)["metadata"]["managedFields"];
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0]["manager"] == "tool");
+  CHECK(entries[0]["operation"] == "Apply");
+  CHECK(entries[0]["apiVersion"] == "v1");
+  CHECK(entries[0]["fieldsType"] == "FieldsV1");
+  CHECK(entries[0]["time"].is_string());
+  CHECK(entries[0]["fieldsV1"] == json::parse(R"({"f:data":{"f:a":{}},"f:metadata":{"f:labels":{"f:team":{}}}})"));
+  const auto rv = TestServer::json_of(created)["metadata"]["resourceVersion"];
+  auto again = t.request("PATCH", item + "?fieldManager=tool", config.dump(), apply_content);
+  CHECK(TestServer::json_of(again)["metadata"]["resourceVersion"] == rv);  // the same apply changes nothing
+
+  json other = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "owned"}}}, {"data", {{"a", "1"}, {"b", "2"}}}};
+  REQUIRE(t.request("PATCH", item + "?fieldManager=other", other.dump(), apply_content).status == 200);
+  config["data"] = {{"c", "3"}};
+  config["metadata"].erase("labels");
+  auto reapplied = TestServer::json_of(t.request("PATCH", item + "?fieldManager=tool", config.dump(), apply_content));
+  CHECK(reapplied["data"] == json({{"a", "1"}, {"b", "2"}, {"c", "3"}}));  // "a" is still other's
+  CHECK_FALSE(reapplied["metadata"].contains("labels"));
+  CHECK(reapplied["metadata"]["managedFields"].size() == 2);
+
+  auto refused = t.request("PATCH", item + "?fieldManager=tool",
+                           R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owned","managedFields":[]}})",
+                           apply_content);
+  CHECK(refused.status == 400);
+  CHECK(TestServer::json_of(refused)["message"] == "metadata.managedFields must be nil");
+
+  // An update that leaves managedFields out keeps them; one that sets them to [{}] clears them.
+  auto replacement = reapplied;
+  replacement["metadata"].erase("managedFields");
+  replacement["data"]["d"] = "4";
+  auto updated = TestServer::json_of(t.request("PUT", item, replacement.dump()));
+  CHECK(updated["metadata"]["managedFields"] == reapplied["metadata"]["managedFields"]);
+  auto cleared = TestServer::json_of(t.request("PATCH", item, R"([{"op":"replace","path":"/metadata/managedFields","value":[{}]}])",
+                                               "application/json-patch+json"));
+  CHECK_FALSE(cleared["metadata"].contains("managedFields"));
+  auto invalid = t.request("PATCH", item, R"({"metadata":{"managedFields":[{"manager":"x","operation":"Sideways"}]}})",
+                           "application/merge-patch+json");
+  CHECK(invalid.status == 422);
+}
+
+TEST_CASE("server-side apply to /status records an entry for the subresource and removes only status fields",
+          "[apiserver][ssa][integration]") {
+  TestServer t;
+  const std::string pod = "/api/v1/namespaces/default/pods/p";
+  REQUIRE(t.request("PATCH", pod + "?fieldManager=user", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},
+      "spec":{"containers":[{"name":"main","image":"busybox"}]}})", "application/apply-patch+yaml").status == 201);
+  auto status = [&](const char* body) {
+    auto reply = t.request("PATCH", pod + "/status?fieldManager=kubelet", body, "application/apply-patch+yaml");
+    INFO(reply.body);
+    REQUIRE(reply.status == 200);
+    return TestServer::json_of(reply);
+  };
+  auto running = status(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"status":{"phase":"Running","message":"up"}})");
+  auto entries = running["metadata"]["managedFields"];
+  REQUIRE(entries.size() == 2);
+  CHECK(entries[1]["manager"] == "kubelet");
+  CHECK(entries[1]["subresource"] == "status");
+  CHECK(entries[1]["fieldsV1"] == json::parse(R"({"f:status": {"f:phase": {}, "f:message": {}}})"));
+  auto later = status(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"status":{"phase":"Running"}})");
+  CHECK(later["status"] == json({{"phase", "Running"}}));
+  CHECK(later["spec"]["containers"].size() == 1);  // the main resource's fields are not the subresource's
+}
+
 TEST_CASE("custom resources: CRUD, generation, strategic merge refused with 415", "[apiserver][integration]") {
   auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
   REQUIRE(registry.add(kinformer::apiserver::ResourceRegistry::parse_spec("metrics.kinformer.io/v1/MetricSeries/metricseries").value()));
