@@ -66,9 +66,10 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(ResourceRegistry& registr
   const auto start = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
   std::unique_ptr<EtcdStorage> storage(
       new EtcdStorage(registry, std::move(options), std::move(client).value()));
-  storage->window_start_ = storage->watched_ = storage->last_event_ = start;
-  // Before the watch: its events since `start` then apply on top, in order.
+  storage->watched_ = start;
+  // Before the watches: the CRD watch's events since `start` then apply on top, in order.
   if (auto served = storage->serve_stored_crds(); !served) return std::move(served).error();
+  storage->follow_served_kinds(start);
   storage->watch_thread_ = std::thread([s = storage.get()] { s->watch_loop(); });
   if (auto made = storage->ensure_bootstrap_namespaces(); !made) return std::move(made).error();
   if (storage->options_.compaction_interval.count() > 0)
@@ -159,20 +160,29 @@ StoredPtr EtcdStorage::stored_from(const ResourceType& type, const json& kv, std
   return make_stored(type, object);
 }
 
-StoredPtr EtcdStorage::decoded(const std::string& key, std::uint64_t mod_revision) const {
+StoredPtr EtcdStorage::decoded(const ResourceType& type, const std::string& key,
+                               std::uint64_t mod_revision) const {
   std::lock_guard lock(decoded_mu_);
-  auto it = decoded_.find(key);
-  return it != decoded_.end() && it->second->resource_version == mod_revision ? it->second : nullptr;
+  auto of_type = decoded_.find(&type);
+  if (of_type == decoded_.end()) return nullptr;
+  auto it = of_type->second.find(key);
+  return it != of_type->second.end() && it->second->resource_version == mod_revision ? it->second : nullptr;
 }
 
-void EtcdStorage::remember(const std::string& key, const StoredPtr& object) const {
+void EtcdStorage::remember(const ResourceType& type, const std::string& key, const StoredPtr& object) const {
   std::lock_guard lock(decoded_mu_);
+  auto& of_type = decoded_[&type];
   if (!object) {
-    decoded_.erase(key);
+    of_type.erase(key);
     return;
   }
-  auto& slot = decoded_[key];
+  auto& slot = of_type[key];
   if (!slot || slot->resource_version < object->resource_version) slot = object;
+}
+
+void EtcdStorage::forget_decoded(const ResourceType& type) const {
+  std::lock_guard lock(decoded_mu_);
+  decoded_.erase(&type);
 }
 
 ApiResult<StoredPtr> EtcdStorage::read(const ResourceType& type, const std::string& key) const {
@@ -182,13 +192,12 @@ ApiResult<StoredPtr> EtcdStorage::read(const ResourceType& type, const std::stri
   if (kvs == answer->end() || !kvs->is_array() || kvs->empty()) return StoredPtr{};
   const auto& kv = (*kvs)[0];
   auto object = stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
-  if (object) remember(key, object);
+  if (object) remember(type, key, object);
   return object;
 }
 
 std::uint64_t EtcdStorage::revision() const {
-  std::lock_guard lock(mu_);
-  return std::max<std::uint64_t>(watched_, static_cast<std::uint64_t>(client_->last_revision()));
+  return std::max<std::uint64_t>(watched_.load(), static_cast<std::uint64_t>(client_->last_revision()));
 }
 
 std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
@@ -199,19 +208,15 @@ std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
   return revision();
 }
 
-std::uint64_t EtcdStorage::compacted_through() const {
+std::uint64_t EtcdStorage::compacted_through(const ResourceType& type) const {
+  if (const auto* window = open_window(type)) return window->start();
   std::lock_guard lock(mu_);
-  return window_start_;
+  return compacted_;
 }
 
-std::uint64_t EtcdStorage::progress() const {
-  std::lock_guard lock(mu_);
-  return watched_;
-}
-
-bool EtcdStorage::watching() const {
-  std::lock_guard lock(mu_);
-  return stream_open_;
+std::uint64_t EtcdStorage::progress(const ResourceType& type) const {
+  const auto* window = open_window(type);
+  return window ? window->progress() : 0;
 }
 
 ApiResult<StoredPtr> EtcdStorage::get(const ResourceType& type, std::string_view ns,
@@ -249,7 +254,7 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
     std::vector<StoredPtr> chunk_items;
     chunk_items.reserve(kvs->size());
     for (const auto& kv : *kvs) {
-      auto known = decoded(EtcdClient::decode(kv.at("key")),
+      auto known = decoded(type, EtcdClient::decode(kv.at("key")),
                            static_cast<std::uint64_t>(EtcdClient::number(kv, "mod_revision")));
       if (!known) break;
       chunk_items.push_back(std::move(known));
@@ -265,7 +270,7 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
       chunk_items.clear();
       for (const auto& kv : *kvs) {
         auto stored = stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
-        if (stored) remember(EtcdClient::decode(kv.at("key")), stored);
+        if (stored) remember(type, EtcdClient::decode(kv.at("key")), stored);
         chunk_items.push_back(std::move(stored));
       }
     }
@@ -483,211 +488,254 @@ Result<void> EtcdStorage::serve_stored_crds() {
   return {};
 }
 
-// ---- the watch cache ----
+// ---- the watches ----
 
-bool EtcdStorage::events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const {
-  std::lock_guard lock(mu_);
-  if (after < window_start_) return false;
-  auto it = std::upper_bound(window_.begin(), window_.end(), after,
-                             [](std::uint64_t rv, const EventPtr& e) { return rv < e->resource_version; });
-  for (std::size_t n = 0; it != window_.end() && n < max; ++it, ++n) out.push_back(*it);
-  return true;
-}
-
-std::uint64_t EtcdStorage::notify_after(std::uint64_t rv, std::function<void()> wake) {
+void EtcdStorage::follow_served_kinds(std::uint64_t at) {
+  WatchWindow::Wakes wake;
   {
     std::lock_guard lock(mu_);
-    if (last_event_ <= rv && rv >= window_start_) {
-      auto ticket = next_ticket_++;
-      waiters_.emplace(ticket, std::make_pair(rv, std::move(wake)));
-      return ticket;
+    const auto served = registry_.all();
+    for (const auto& type : served) {
+      auto& watch = watches_[&type];
+      if (!watch) {
+        watch = std::make_unique<TypeWatch>(type, at, options_.watch_history);
+      } else if (!watch->served) {
+        watch->window.reopen(at);
+        watch->served = true;
+      }
     }
+    for (auto& [type, watch] : watches_) {
+      if (!watch->served ||
+          std::any_of(served.begin(), served.end(), [&, t = type](const auto& s) { return &s == t; }))
+        continue;
+      watch->served = false;  // a retired kind: the supervisor closes its etcd watch
+      auto woken = watch->window.close();
+      wake.insert(wake.end(), std::make_move_iterator(woken.begin()), std::make_move_iterator(woken.end()));
+      forget_decoded(*type);
+    }
+    poked_ = true;
   }
-  wake();
+  changed_.notify_all();
+  for (auto& w : wake) w();
+}
+
+WatchWindow* EtcdStorage::window_for(const ResourceType& type, std::uint64_t position) const {
+  std::lock_guard lock(mu_);
+  auto it = watches_.find(&type);
+  if (it != watches_.end() && it->second->served) return &it->second->window;
+  if (position < compacted_ || registry_.find(type.group, type.version, type.plural) != &type) return nullptr;
+  if (it == watches_.end()) {
+    it = watches_.emplace(&type, std::make_unique<TypeWatch>(type, position, options_.watch_history)).first;
+  } else {
+    it->second->window.reopen(position);
+    it->second->served = true;
+  }
+  poked_ = true;
+  changed_.notify_all();
+  return &it->second->window;
+}
+
+const WatchWindow* EtcdStorage::open_window(const ResourceType& type) const {
+  std::lock_guard lock(mu_);
+  auto it = watches_.find(&type);
+  return it != watches_.end() && it->second->served ? &it->second->window : nullptr;
+}
+
+bool EtcdStorage::events_after(const ResourceType& type, std::uint64_t after, std::size_t max,
+                               std::vector<EventPtr>& out) const {
+  const auto* window = window_for(type, after);
+  return window && window->events_after(after, max, out);
+}
+
+std::uint64_t EtcdStorage::notify_after(const ResourceType& type, std::uint64_t rv, std::function<void()> wake) {
+  auto* window = window_for(type, rv);
+  if (window) return window->notify_after(rv, std::move(wake));
+  wake();  // nothing to wait for: the next read answers 410
   return 0;
 }
 
-void EtcdStorage::cancel_wait(std::uint64_t ticket) {
-  std::lock_guard lock(mu_);
-  waiters_.erase(ticket);
-}
-
-void EtcdStorage::drop_window_locked(std::uint64_t revision, std::vector<std::function<void()>>& wake) {
-  window_.clear();
+void EtcdStorage::cancel_wait(const ResourceType& type, std::uint64_t ticket) {
+  WatchWindow* window = nullptr;
   {
-    // Deletions the watch missed would leave their objects here for good: start over.
-    std::lock_guard lock(decoded_mu_);
-    decoded_.clear();
+    std::lock_guard lock(mu_);
+    auto it = watches_.find(&type);
+    if (it == watches_.end()) return;
+    window = &it->second->window;
   }
-  window_start_ = std::max(window_start_, revision);
-  watched_ = std::max(watched_, revision);
-  last_event_ = std::max(last_event_, revision);
-  for (auto& [ticket, waiter] : waiters_) wake.push_back(std::move(waiter.second));
-  waiters_.clear();
+  window->cancel_wait(ticket);
 }
 
 void EtcdStorage::compact() {
   auto status = client_->call("/v3/maintenance/status", json::object());
   if (!status) return;
-  const auto now = EtcdClient::number(status->at("header"), "revision");
+  const auto now = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
   // "required revision has been compacted": another server compacted further; fine.
   (void)client_->call("/v3/kv/compaction", {{"revision", std::to_string(now)}});
-  std::vector<std::function<void()>> wake;
+  WatchWindow::Wakes wake;
   {
     std::lock_guard lock(mu_);
-    drop_window_locked(static_cast<std::uint64_t>(now), wake);
+    compacted_ = std::max(compacted_, now);
+    for (auto& [type, watch] : watches_) {
+      if (!watch->served) continue;
+      auto woken = watch->window.restart_at(now);
+      wake.insert(wake.end(), std::make_move_iterator(woken.begin()), std::make_move_iterator(woken.end()));
+      forget_decoded(*type);
+    }
   }
   for (auto& w : wake) w();
 }
 
-void EtcdStorage::on_watch_message(const json& message) {
+void EtcdStorage::on_watch_message(TypeWatch& watch, const json& message) {
   if (message.value("canceled", false)) {
     // etcd ended the watch; with compact_revision, the revisions it would resume at are gone.
     std::lock_guard lock(mu_);
-    if (EtcdClient::number(message, "compact_revision") > 0) resync_ = true;
-    stream_ended_ = true;
-    changed_.notify_all();
+    if (EtcdClient::number(message, "compact_revision") > 0) watch.resync = true;
+    watch.ended = true;
     return;
   }
+  const ResourceType& type = watch.type;
+  const bool crds = is_crd_type(type);
   std::vector<EventPtr> fresh;
-  if (auto events = message.find("events"); events != message.end() && events->is_array()) {
+  auto events = message.find("events");
+  const bool has_events = events != message.end() && events->is_array() && !events->empty();
+  if (has_events) {
     for (const auto& e : *events) {
       const auto& kv = e.at("kv");
       const std::string key = EtcdClient::decode(kv.at("key"));
-      const ResourceType* type = type_of_key(key);
-      if (!type) continue;
+      if (type_of_key(key) != &type) continue;  // another type's keys below this one's prefix
       const auto mod = EtcdClient::number(kv, "mod_revision");
       StoredPtr previous;
       if (auto prev = e.find("prev_kv"); prev != e.end())
-        previous = stored_from(*type, *prev, EtcdClient::number(*prev, "mod_revision"));
+        previous = stored_from(type, *prev, EtcdClient::number(*prev, "mod_revision"));
       if (e.value("type", "") == "DELETE") {
-        remember(key, nullptr);
+        remember(type, key, nullptr);
         if (!previous) continue;  // nothing to tell a watcher about the deleted object
         json last = json::parse(previous->json);
         last["metadata"]["resourceVersion"] = std::to_string(mod);
-        fresh.push_back(make_event(EventType::deleted, make_stored(*type, last), previous));
-        (void)follow_crd(registry_, EventType::deleted, *previous);
-        continue;
+        fresh.push_back(make_event(EventType::deleted, make_stored(type, last), previous));
+      } else {
+        auto object = stored_from(type, kv, mod);
+        if (!object) continue;
+        remember(type, key, object);
+        const bool added = EtcdClient::number(kv, "create_revision") == mod;
+        fresh.push_back(
+            make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
       }
-      auto object = stored_from(*type, kv, mod);
-      if (!object) continue;
-      remember(key, object);
-      const bool added = EtcdClient::number(kv, "create_revision") == mod;
-      fresh.push_back(
-          make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
-      (void)follow_crd(registry_, fresh.back()->type, *object);  // another replica's CRD: before its objects
+      if (crds) {  // another replica's CRD: serve or retire its kind, and open or close its watch
+        (void)follow_crd(registry_, fresh.back()->type, *fresh.back()->object);
+        follow_served_kinds(static_cast<std::uint64_t>(mod));
+      }
     }
   }
-  std::vector<std::function<void()>> wake;
+  // A message without events after the first is a progress notification: the type has
+  // nothing more up to its header's (global) revision.
+  std::uint64_t progress = 0;
+  if (!has_events && message.contains("header") && !message.value("created", false))
+    progress = static_cast<std::uint64_t>(EtcdClient::number(message["header"], "revision"));
+  auto wake = watch.window.append(std::move(fresh), progress);
+  const auto reached = watch.window.progress();
+  for (auto seen = watched_.load(); reached > seen && !watched_.compare_exchange_weak(seen, reached);) {
+  }
   {
     std::lock_guard lock(mu_);
-    stream_open_ = true;
-    for (auto& event : fresh) {
-      if (event->resource_version <= last_event_) continue;  // replayed after a reconnect
-      last_event_ = event->resource_version;
-      window_.push_back(std::move(event));
-    }
-    while (window_.size() > std::max<std::size_t>(1, options_.watch_history)) {
-      window_start_ = window_.front()->resource_version;
-      window_.pop_front();
-    }
-    watched_ = std::max(watched_, last_event_);
-    if (fresh.empty() && message.contains("header") && !message.value("created", false))
-      watched_ =
-          std::max<std::uint64_t>(watched_, EtcdClient::number(message["header"], "revision"));  // progress
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if (it->second.first < last_event_) {
-        wake.push_back(std::move(it->second.second));
-        it = waiters_.erase(it);
-      } else {
-        ++it;
-      }
-    }
+    watch.open = true;
+    watch.down = false;
+    watch.failed = false;
   }
   for (auto& w : wake) w();
 }
 
-void EtcdStorage::watch_loop() {
+void EtcdStorage::tend(TypeWatch& watch, std::unique_lock<std::mutex>& lock) {
   using clock = std::chrono::steady_clock;
-  clock::time_point down_since{};  // meaningful while down
-  bool down = false;
-  bool window_failed = false;
+  const auto now = clock::now();
+  const auto grace = options_.watch_failure_grace;
+  std::unique_ptr<EtcdClient::Watch> ending;
+  WatchWindow::Wakes wake;
+  // Ended, no longer served, or never answered within the grace: close the stream
+  // (a served type's is reopened below).
+  if (watch.stream &&
+      (!watch.served || watch.ended || (!watch.open && now - watch.stream_since > grace))) {
+    ending = std::move(watch.stream);
+    if (watch.open) {
+      watch.down = true;
+      watch.down_since = now;
+    }
+    watch.open = false;
+  }
+  if (!watch.served) {
+    watch.down = watch.failed = watch.resync = false;
+  } else {
+    if (!watch.open && !watch.down) {
+      watch.down = true;
+      watch.down_since = now;
+    }
+    if (watch.down && !watch.failed && now - watch.down_since > grace) {
+      // etcd has been away too long: the type's watchers get 410 and relist rather
+      // than wait silently. Any revision a client was handed (a write's answer may
+      // beat its watch event) is below the new start, so no watcher stays parked at it.
+      const auto handed_out = std::max<std::uint64_t>(watched_.load(), client_->last_revision());
+      wake = watch.window.expire_through(handed_out + 1);
+      forget_decoded(watch.type);
+      watch.failed = true;
+    }
+  }
+  const bool resync = watch.served && watch.resync && !watch.stream;
+  lock.unlock();
+  if (ending) ending->cancel();
+  ending.reset();
+  for (auto& w : wake) w();
+  if (resync) {
+    // The watch cannot resume: start over at etcd's current revision; watchers behind it get 410.
+    auto status = client_->call("/v3/maintenance/status", json::object());
+    lock.lock();
+    if (status && watch.served) {
+      wake = watch.window.restart_at(
+          static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision")));
+      forget_decoded(watch.type);
+      watch.resync = false;
+    }
+    lock.unlock();
+    for (auto& w : wake) w();
+  }
+  lock.lock();
+  if (stopping_ || !watch.served || watch.stream || watch.resync) return;
+  const std::uint64_t from = watch.window.progress() + 1;
+  watch.ended = false;
+  watch.open = false;
+  lock.unlock();
+  const std::string range = type_prefix(watch.type);
+  auto stream = client_->watch(
+      {{"key", EtcdClient::encode(range)},
+       {"range_end", EtcdClient::encode(EtcdClient::prefix_end(range))},
+       {"start_revision", std::to_string(from)},
+       {"prev_kv", true},
+       {"progress_notify", true}},
+      [this, &watch](const json& message) { on_watch_message(watch, message); },
+      [this, &watch](Result<void> result) {
+        std::lock_guard l(mu_);
+        if (!result && !stopping_ && watch.open)  // once per outage
+          log::warn("apiserver", "etcd watch ended",
+                    {{"resource", watch.type.plural}, {"error", result.error().message}});
+        watch.ended = true;
+      });
+  lock.lock();
+  watch.stream = std::move(stream);
+  watch.stream_since = clock::now();
+}
+
+void EtcdStorage::watch_loop() {
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    if (resync_) {
-      // The watch cannot resume: start over at etcd's current revision; watchers behind it get 410.
-      lock.unlock();
-      auto status = client_->call("/v3/maintenance/status", json::object());
-      lock.lock();
-      if (status) {
-        std::vector<std::function<void()>> wake;
-        drop_window_locked(static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision")),
-                           wake);
-        resync_ = false;
-        lock.unlock();
-        for (auto& w : wake) w();
-        lock.lock();
-      }
-    }
-    const std::uint64_t from = watched_ + 1;
-    stream_ended_ = false;
-    stream_open_ = false;
-    lock.unlock();
-    const std::string range = options_.prefix + "/";
-    auto watch = client_->watch(
-        {{"key", EtcdClient::encode(range)},
-         {"range_end", EtcdClient::encode(EtcdClient::prefix_end(range))},
-         {"start_revision", std::to_string(from)},
-         {"prev_kv", true},
-         {"progress_notify", true}},
-        [this](const json& message) { on_watch_message(message); },
-        [this](Result<void> result) {
-          std::lock_guard l(mu_);
-          if (!result && !stopping_ && stream_open_)  // once per outage
-            log::warn("apiserver", "etcd watch ended", {{"error", result.error().message}});
-          stream_ended_ = true;
-          changed_.notify_all();
-        });
-    lock.lock();
-    // Until the stream ends (or the grace runs out while it never opened).
-    while (!stopping_ && !stream_ended_) {
-      if (stream_open_) {
-        down = false;
-        window_failed = false;
-      }
-      changed_.wait_for(lock, std::chrono::milliseconds(200));
-      if (!stream_open_ && !down) {
-        down = true;
-        down_since = clock::now();
-      }
-      if (!stream_open_ && down && clock::now() - down_since > options_.watch_failure_grace) break;
-    }
-    const bool was_open = stream_open_;
-    stream_open_ = false;
-    lock.unlock();
-    watch->cancel();
-    watch.reset();
-    lock.lock();
-    if (stopping_) break;
-    if (was_open || !down) {
-      down = true;
-      down_since = clock::now();
-    }
-    if (!window_failed && clock::now() - down_since > options_.watch_failure_grace) {
-      // etcd has been away too long: watchers get 410 and relist rather than wait silently.
-      std::vector<std::function<void()>> wake;
-      // Any revision a client was handed (a write's answer may beat its watch event)
-      // is below the new window, so no watcher stays parked at it.
-      const auto handed_out = std::max<std::uint64_t>(watched_, client_->last_revision());
-      drop_window_locked(watched_, wake);
-      window_start_ = handed_out + 1;
-      window_failed = true;
-      lock.unlock();
-      for (auto& w : wake) w();
-      lock.lock();
-    }
-    changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
+    // Entries are never erased, and a std::map keeps iterators across inserts.
+    for (auto it = watches_.begin(); it != watches_.end() && !stopping_; ++it) tend(*it->second, lock);
+    changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_ || poked_; });
+    poked_ = false;
   }
+  std::vector<std::unique_ptr<EtcdClient::Watch>> streams;
+  for (auto& [type, watch] : watches_)
+    if (watch->stream) streams.push_back(std::move(watch->stream));
+  lock.unlock();
+  for (auto& stream : streams) stream->cancel();
 }
 
 void EtcdStorage::compactor_loop() {
@@ -698,8 +746,15 @@ void EtcdStorage::compactor_loop() {
     auto status = client_->call("/v3/maintenance/status", json::object());
     if (status) {
       // Already compacted further by another server: etcd refuses, which is fine.
-      if (previous > 0) (void)client_->call("/v3/kv/compaction", {{"revision", std::to_string(previous)}});
+      std::uint64_t compacted = 0;
+      if (previous > 0) {
+        auto done = client_->call("/v3/kv/compaction", {{"revision", std::to_string(previous)}});
+        if (done || done.error().code == Errc::gone) compacted = previous;
+      }
       previous = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
+      lock.lock();
+      compacted_ = std::max(compacted_, compacted);
+      continue;
     }
     lock.lock();
   }
