@@ -19,7 +19,7 @@
 //   * list reads ranges at one revision: the first page's header revision is the
 //     list's resourceVersion, and continue pages read at it (410 once compacted).
 //     It reads keys and mod_revisions only and takes each object from the objects
-//     the watch and earlier reads decoded, which are exact (etcd never changes a key
+//     its type's watch and earlier reads decoded, which are exact (etcd never changes a key
 //     at a mod_revision); a range with any other object is read again with values.
 //     Those decoded objects are the newest seen per key: as many as the prefix holds.
 //   * One etcd watch per resource type (range <prefix>/<resource>/, with prev_kv and
@@ -52,12 +52,13 @@
 //   * open() makes sure the bootstrap namespaces (default, kube-system, kube-public)
 //     exist; several servers may do so at once.
 //   * Custom kinds follow the CRDs in etcd (follow_crd(), apiserver/crd.hpp): open()
-//     serves every CRD etcd holds before the watch starts, and the watch serves or
-//     retires the kind of each CRD event (another replica's writes), and opens or
+//     serves every CRD etcd holds before the watches start, and the CRD watch serves
+//     or retires the kind of each CRD event (another replica's writes), and opens or
 //     closes the kind's watch. A replica thus serves a CRD another one created once
 //     its CRD watch has the event (discovery and the kind's URLs answer 404 until
 //     then), as kube-apiserver's replicas do. Not yet: a retired kind's watch is
-//     closed, so the deletions that follow a CRD's are not streamed.
+//     closed, so the deletions that follow a CRD's may reach its watchers only in
+//     part before their 410.
 // Threading: every member is thread-safe; two background threads (the watches'
 //   supervisor, which opens and reconnects them, and the compactor) stop in the
 //   destructor. The watches' messages arrive on the etcd client's I/O thread.
