@@ -66,11 +66,9 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(ResourceRegistry& registr
   const auto start = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
   std::unique_ptr<EtcdStorage> storage(
       new EtcdStorage(registry, std::move(options), std::move(client).value()));
-  storage->watched_ = start;
   // Before the watches: the CRD watch's events since `start` then apply on top, in order.
   if (auto served = storage->serve_stored_crds(); !served) return std::move(served).error();
-  storage->follow_served_kinds(start);
-  storage->watch_thread_ = std::thread([s = storage.get()] { s->watch_loop(); });
+  storage->watches_->start(start);
   if (auto made = storage->ensure_bootstrap_namespaces(); !made) return std::move(made).error();
   if (storage->options_.compaction_interval.count() > 0)
     storage->compactor_thread_ = std::thread([s = storage.get()] { s->compactor_loop(); });
@@ -79,7 +77,16 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(ResourceRegistry& registr
 
 EtcdStorage::EtcdStorage(ResourceRegistry& registry, EtcdOptions options,
                          std::unique_ptr<EtcdClient> client)
-    : registry_(registry), options_(std::move(options)), client_(std::move(client)) {}
+    : registry_(registry),
+      options_(std::move(options)),
+      client_(std::move(client)),
+      watches_(std::make_unique<EtcdWatches>(
+          *client_, registry_,
+          EtcdWatches::Keys{
+              [this](const ResourceType& type) { return type_prefix(type); },
+              [this](const ResourceType& type, const json& events) { return decode_events(type, events); },
+              [this](const ResourceType& type) { forget_decoded(type); }},
+          EtcdWatches::Options{options_.watch_history, options_.watch_failure_grace})) {}
 
 EtcdStorage::~EtcdStorage() {
   {
@@ -87,7 +94,6 @@ EtcdStorage::~EtcdStorage() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (watch_thread_.joinable()) watch_thread_.join();
   if (compactor_thread_.joinable()) compactor_thread_.join();
 }
 
@@ -197,7 +203,7 @@ ApiResult<StoredPtr> EtcdStorage::read(const ResourceType& type, const std::stri
 }
 
 std::uint64_t EtcdStorage::revision() const {
-  return std::max<std::uint64_t>(watched_.load(), static_cast<std::uint64_t>(client_->last_revision()));
+  return std::max<std::uint64_t>(watches_->reached(), static_cast<std::uint64_t>(client_->last_revision()));
 }
 
 std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
@@ -209,15 +215,10 @@ std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
 }
 
 std::uint64_t EtcdStorage::compacted_through(const ResourceType& type) const {
-  if (const auto* window = open_window(type)) return window->start();
-  std::lock_guard lock(mu_);
-  return compacted_;
+  return watches_->compacted_through(type);
 }
 
-std::uint64_t EtcdStorage::progress(const ResourceType& type) const {
-  const auto* window = open_window(type);
-  return window ? window->progress() : 0;
-}
+std::uint64_t EtcdStorage::progress(const ResourceType& type) const { return watches_->progress(type); }
 
 ApiResult<StoredPtr> EtcdStorage::get(const ResourceType& type, std::string_view ns,
                                       std::string_view name) const {
@@ -488,82 +489,45 @@ Result<void> EtcdStorage::serve_stored_crds() {
   return {};
 }
 
-// ---- the watches ----
+// ---- the watches (apiserver/etcd_watches.hpp) ----
 
-void EtcdStorage::follow_served_kinds(std::uint64_t at) {
-  WatchWindow::Wakes wake;
-  {
-    std::lock_guard lock(mu_);
-    const auto served = registry_.all();
-    for (const auto& type : served) {
-      auto& watch = watches_[&type];
-      if (!watch) {
-        watch = std::make_unique<TypeWatch>(type, at, options_.watch_history);
-      } else if (!watch->served) {
-        watch->window.reopen(at);
-        watch->served = true;
-      }
+std::vector<EventPtr> EtcdStorage::decode_events(const ResourceType& type, const json& events) const {
+  std::vector<EventPtr> fresh;
+  for (const auto& e : events) {
+    const auto& kv = e.at("kv");
+    const std::string key = EtcdClient::decode(kv.at("key"));
+    if (type_of_key(key) != &type) continue;  // another type's keys below this one's prefix
+    const auto mod = EtcdClient::number(kv, "mod_revision");
+    StoredPtr previous;
+    if (auto prev = e.find("prev_kv"); prev != e.end())
+      previous = stored_from(type, *prev, EtcdClient::number(*prev, "mod_revision"));
+    if (e.value("type", "") == "DELETE") {
+      remember(type, key, nullptr);
+      if (!previous) continue;  // nothing to tell a watcher about the deleted object
+      json last = json::parse(previous->json);
+      last["metadata"]["resourceVersion"] = std::to_string(mod);
+      fresh.push_back(make_event(EventType::deleted, make_stored(type, last), previous));
+      continue;
     }
-    for (auto& [type, watch] : watches_) {
-      if (!watch->served ||
-          std::any_of(served.begin(), served.end(), [&, t = type](const auto& s) { return &s == t; }))
-        continue;
-      watch->served = false;  // a retired kind: the supervisor closes its etcd watch
-      auto woken = watch->window.close();
-      wake.insert(wake.end(), std::make_move_iterator(woken.begin()), std::make_move_iterator(woken.end()));
-      forget_decoded(*type);
-    }
-    poked_ = true;
+    auto object = stored_from(type, kv, mod);
+    if (!object) continue;
+    remember(type, key, object);
+    const bool added = EtcdClient::number(kv, "create_revision") == mod;
+    fresh.push_back(make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
   }
-  changed_.notify_all();
-  for (auto& w : wake) w();
-}
-
-WatchWindow* EtcdStorage::window_for(const ResourceType& type, std::uint64_t position) const {
-  std::lock_guard lock(mu_);
-  auto it = watches_.find(&type);
-  if (it != watches_.end() && it->second->served) return &it->second->window;
-  if (position < compacted_ || registry_.find(type.group, type.version, type.plural) != &type) return nullptr;
-  if (it == watches_.end()) {
-    it = watches_.emplace(&type, std::make_unique<TypeWatch>(type, position, options_.watch_history)).first;
-  } else {
-    it->second->window.reopen(position);
-    it->second->served = true;
-  }
-  poked_ = true;
-  changed_.notify_all();
-  return &it->second->window;
-}
-
-const WatchWindow* EtcdStorage::open_window(const ResourceType& type) const {
-  std::lock_guard lock(mu_);
-  auto it = watches_.find(&type);
-  return it != watches_.end() && it->second->served ? &it->second->window : nullptr;
+  return fresh;
 }
 
 bool EtcdStorage::events_after(const ResourceType& type, std::uint64_t after, std::size_t max,
                                std::vector<EventPtr>& out) const {
-  const auto* window = window_for(type, after);
-  return window && window->events_after(after, max, out);
+  return watches_->events_after(type, after, max, out);
 }
 
 std::uint64_t EtcdStorage::notify_after(const ResourceType& type, std::uint64_t rv, std::function<void()> wake) {
-  auto* window = window_for(type, rv);
-  if (window) return window->notify_after(rv, std::move(wake));
-  wake();  // nothing to wait for: the next read answers 410
-  return 0;
+  return watches_->notify_after(type, rv, std::move(wake));
 }
 
-void EtcdStorage::cancel_wait(const ResourceType& type, std::uint64_t ticket) {
-  WatchWindow* window = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    auto it = watches_.find(&type);
-    if (it == watches_.end()) return;
-    window = &it->second->window;
-  }
-  window->cancel_wait(ticket);
-}
+void EtcdStorage::cancel_wait(const ResourceType& type, std::uint64_t ticket) { watches_->cancel_wait(type, ticket); }
 
 void EtcdStorage::compact() {
   auto status = client_->call("/v3/maintenance/status", json::object());
@@ -571,171 +535,7 @@ void EtcdStorage::compact() {
   const auto now = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
   // "required revision has been compacted": another server compacted further; fine.
   (void)client_->call("/v3/kv/compaction", {{"revision", std::to_string(now)}});
-  WatchWindow::Wakes wake;
-  {
-    std::lock_guard lock(mu_);
-    compacted_ = std::max(compacted_, now);
-    for (auto& [type, watch] : watches_) {
-      if (!watch->served) continue;
-      auto woken = watch->window.restart_at(now);
-      wake.insert(wake.end(), std::make_move_iterator(woken.begin()), std::make_move_iterator(woken.end()));
-      forget_decoded(*type);
-    }
-  }
-  for (auto& w : wake) w();
-}
-
-void EtcdStorage::on_watch_message(TypeWatch& watch, const json& message) {
-  if (message.value("canceled", false)) {
-    // etcd ended the watch; with compact_revision, the revisions it would resume at are gone.
-    std::lock_guard lock(mu_);
-    if (EtcdClient::number(message, "compact_revision") > 0) watch.resync = true;
-    watch.ended = true;
-    return;
-  }
-  const ResourceType& type = watch.type;
-  const bool crds = is_crd_type(type);
-  std::vector<EventPtr> fresh;
-  auto events = message.find("events");
-  const bool has_events = events != message.end() && events->is_array() && !events->empty();
-  if (has_events) {
-    for (const auto& e : *events) {
-      const auto& kv = e.at("kv");
-      const std::string key = EtcdClient::decode(kv.at("key"));
-      if (type_of_key(key) != &type) continue;  // another type's keys below this one's prefix
-      const auto mod = EtcdClient::number(kv, "mod_revision");
-      StoredPtr previous;
-      if (auto prev = e.find("prev_kv"); prev != e.end())
-        previous = stored_from(type, *prev, EtcdClient::number(*prev, "mod_revision"));
-      if (e.value("type", "") == "DELETE") {
-        remember(type, key, nullptr);
-        if (!previous) continue;  // nothing to tell a watcher about the deleted object
-        json last = json::parse(previous->json);
-        last["metadata"]["resourceVersion"] = std::to_string(mod);
-        fresh.push_back(make_event(EventType::deleted, make_stored(type, last), previous));
-      } else {
-        auto object = stored_from(type, kv, mod);
-        if (!object) continue;
-        remember(type, key, object);
-        const bool added = EtcdClient::number(kv, "create_revision") == mod;
-        fresh.push_back(
-            make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
-      }
-      if (crds) {  // another replica's CRD: serve or retire its kind, and open or close its watch
-        (void)follow_crd(registry_, fresh.back()->type, *fresh.back()->object);
-        follow_served_kinds(static_cast<std::uint64_t>(mod));
-      }
-    }
-  }
-  // A message without events after the first is a progress notification: the type has
-  // nothing more up to its header's (global) revision.
-  std::uint64_t progress = 0;
-  if (!has_events && message.contains("header") && !message.value("created", false))
-    progress = static_cast<std::uint64_t>(EtcdClient::number(message["header"], "revision"));
-  auto wake = watch.window.append(std::move(fresh), progress);
-  const auto reached = watch.window.progress();
-  for (auto seen = watched_.load(); reached > seen && !watched_.compare_exchange_weak(seen, reached);) {
-  }
-  {
-    std::lock_guard lock(mu_);
-    watch.open = true;
-    watch.down = false;
-    watch.failed = false;
-  }
-  for (auto& w : wake) w();
-}
-
-void EtcdStorage::tend(TypeWatch& watch, std::unique_lock<std::mutex>& lock) {
-  using clock = std::chrono::steady_clock;
-  const auto now = clock::now();
-  const auto grace = options_.watch_failure_grace;
-  std::unique_ptr<EtcdClient::Watch> ending;
-  WatchWindow::Wakes wake;
-  // Ended, no longer served, or never answered within the grace: close the stream
-  // (a served type's is reopened below).
-  if (watch.stream &&
-      (!watch.served || watch.ended || (!watch.open && now - watch.stream_since > grace))) {
-    ending = std::move(watch.stream);
-    if (watch.open) {
-      watch.down = true;
-      watch.down_since = now;
-    }
-    watch.open = false;
-  }
-  if (!watch.served) {
-    watch.down = watch.failed = watch.resync = false;
-  } else {
-    if (!watch.open && !watch.down) {
-      watch.down = true;
-      watch.down_since = now;
-    }
-    if (watch.down && !watch.failed && now - watch.down_since > grace) {
-      // etcd has been away too long: the type's watchers get 410 and relist rather
-      // than wait silently. Any revision a client was handed (a write's answer may
-      // beat its watch event) is below the new start, so no watcher stays parked at it.
-      const auto handed_out = std::max<std::uint64_t>(watched_.load(), client_->last_revision());
-      wake = watch.window.expire_through(handed_out + 1);
-      forget_decoded(watch.type);
-      watch.failed = true;
-    }
-  }
-  const bool resync = watch.served && watch.resync && !watch.stream;
-  lock.unlock();
-  if (ending) ending->cancel();
-  ending.reset();
-  for (auto& w : wake) w();
-  if (resync) {
-    // The watch cannot resume: start over at etcd's current revision; watchers behind it get 410.
-    auto status = client_->call("/v3/maintenance/status", json::object());
-    lock.lock();
-    if (status && watch.served) {
-      wake = watch.window.restart_at(
-          static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision")));
-      forget_decoded(watch.type);
-      watch.resync = false;
-    }
-    lock.unlock();
-    for (auto& w : wake) w();
-  }
-  lock.lock();
-  if (stopping_ || !watch.served || watch.stream || watch.resync) return;
-  const std::uint64_t from = watch.window.progress() + 1;
-  watch.ended = false;
-  watch.open = false;
-  lock.unlock();
-  const std::string range = type_prefix(watch.type);
-  auto stream = client_->watch(
-      {{"key", EtcdClient::encode(range)},
-       {"range_end", EtcdClient::encode(EtcdClient::prefix_end(range))},
-       {"start_revision", std::to_string(from)},
-       {"prev_kv", true},
-       {"progress_notify", true}},
-      [this, &watch](const json& message) { on_watch_message(watch, message); },
-      [this, &watch](Result<void> result) {
-        std::lock_guard l(mu_);
-        if (!result && !stopping_ && watch.open)  // once per outage
-          log::warn("apiserver", "etcd watch ended",
-                    {{"resource", watch.type.plural}, {"error", result.error().message}});
-        watch.ended = true;
-      });
-  lock.lock();
-  watch.stream = std::move(stream);
-  watch.stream_since = clock::now();
-}
-
-void EtcdStorage::watch_loop() {
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    // Entries are never erased, and a std::map keeps iterators across inserts.
-    for (auto it = watches_.begin(); it != watches_.end() && !stopping_; ++it) tend(*it->second, lock);
-    changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_ || poked_; });
-    poked_ = false;
-  }
-  std::vector<std::unique_ptr<EtcdClient::Watch>> streams;
-  for (auto& [type, watch] : watches_)
-    if (watch->stream) streams.push_back(std::move(watch->stream));
-  lock.unlock();
-  for (auto& stream : streams) stream->cancel();
+  watches_->restart_at(now);
 }
 
 void EtcdStorage::compactor_loop() {
@@ -746,15 +546,11 @@ void EtcdStorage::compactor_loop() {
     auto status = client_->call("/v3/maintenance/status", json::object());
     if (status) {
       // Already compacted further by another server: etcd refuses, which is fine.
-      std::uint64_t compacted = 0;
       if (previous > 0) {
         auto done = client_->call("/v3/kv/compaction", {{"revision", std::to_string(previous)}});
-        if (done || done.error().code == Errc::gone) compacted = previous;
+        if (done || done.error().code == Errc::gone) watches_->note_compacted(previous);
       }
       previous = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
-      lock.lock();
-      compacted_ = std::max(compacted_, compacted);
-      continue;
     }
     lock.lock();
   }

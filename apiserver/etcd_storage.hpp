@@ -19,33 +19,19 @@
 //   * list reads ranges at one revision: the first page's header revision is the
 //     list's resourceVersion, and continue pages read at it (410 once compacted).
 //     It reads keys and mod_revisions only and takes each object from the objects
-//     its type's watch and earlier reads decoded, which are exact (etcd never changes a key
-//     at a mod_revision); a range with any other object is read again with values.
-//     Those decoded objects are the newest seen per key: as many as the prefix holds.
-//   * One etcd watch per resource type (range <prefix>/<resource>/, with prev_kv and
-//     progress notifications) feeds that type's window of events (WatchWindow,
-//     apiserver/watch_window.hpp: kube-apiserver's watch cache per resource), which
-//     every watcher of the type on this server reads: no etcd watch per client, and
-//     one busy type does not push another type's events out. Every served type has
-//     its watch from open() on, as kube-apiserver starts a cacher per resource: then
-//     the decoded objects that lists use are kept current for every type, and every
-//     window starts at the revision this storage opened at (a watch of a type opened
-//     on first use could only start where its first watcher stands, so an older
-//     watcher of the type would get 410). A kind served later (a CRD, below) gets its
-//     watch from the revision of the CRD event that served it, or, when a watcher
-//     comes first (the CRD was applied through this server), from that watcher's
-//     position; a retired kind's watch is closed and its watchers get 410.
-//   * A window keeps the newest `watch_history` events of its type;
-//     compacted_through(type) is its start. progress(type) moves with the type's
-//     events and with etcd's progress notifications, which carry the global
-//     revision: an idle type's watchers still bookmark as other types change.
-//     notify_after(type, rv) wakes on the type's events only, so a watch at a future
-//     resourceVersion that only another type reaches waits for the HTTP layer's
-//     timer (then revision(), which every type's watch moves, decides).
-//   * When a type's watch breaks it is reopened from the next revision (on the next
-//     endpoint); if etcd stays away longer than `watch_failure_grace`, the window is
-//     expired, so every watcher of the type gets 410 Expired instead of silently
-//     stalling, and relists (503 until etcd is back).
+//     its type's watch and earlier reads decoded, which are exact (etcd never changes
+//     a key at a mod_revision); a range with any other object is read again with
+//     values. Those decoded objects are the newest seen per key: as many as the
+//     prefix holds.
+//   * Watches: one etcd watch per resource type, from open() on, feeds the type's
+//     window of events that every watcher of the type on this server reads (no etcd
+//     watch per client): EtcdWatches, apiserver/etcd_watches.hpp, has the rules of
+//     the windows, bookmarks, custom kinds' watches, reconnects and the failure grace
+//     (etcd away longer than `watch_failure_grace`: the watchers get 410 and relist,
+//     503 until etcd is back). A window keeps the newest `watch_history` events of
+//     its type. notify_after(type, rv) wakes on the type's events only, so a watch at
+//     a future resourceVersion that only another type reaches waits for the HTTP
+//     layer's timer (then revision(), which every type's watch moves, decides).
 //   * compaction_interval > 0: every interval, etcd is compacted at the revision of
 //     the interval before (kube-apiserver's compactor), so a revision lives one to
 //     two intervals. compact() compacts at once at the current revision.
@@ -54,23 +40,20 @@
 //   * Custom kinds follow the CRDs in etcd (follow_crd(), apiserver/crd.hpp): open()
 //     serves every CRD etcd holds before the watches start, and the CRD watch serves
 //     or retires the kind of each CRD event (another replica's writes), and opens or
-//     closes the kind's watch. A replica thus serves a CRD another one created once
+//     closes the kind's watch (EtcdWatches). A replica thus serves a CRD another one created once
 //     its CRD watch has the event (discovery and the kind's URLs answer 404 until
 //     then), as kube-apiserver's replicas do. Not yet: a retired kind's watch is
 //     closed, so the deletions that follow a CRD's may reach its watchers only in
 //     part before their 410.
 // Threading: every member is thread-safe; two background threads (the watches'
-//   supervisor, which opens and reconnects them, and the compactor) stop in the
-//   destructor. The watches' messages arrive on the etcd client's I/O thread.
+//   supervisor and the compactor) stop in the destructor.
 // Errors: 503 ServiceUnavailable when no etcd endpoint answers, 504 Timeout when one
 //   times out, 410 Expired for compacted revisions, and the usual API errors.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -80,7 +63,7 @@
 
 #include "apiserver/etcd_client.hpp"
 #include "apiserver/storage.hpp"
-#include "apiserver/watch_window.hpp"
+#include "apiserver/etcd_watches.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver {
@@ -129,23 +112,6 @@ class EtcdStorage final : public Storage {
  private:
   EtcdStorage(ResourceRegistry& registry, EtcdOptions options, std::unique_ptr<EtcdClient> client);
 
-  /// The etcd watch of one resource type and the window it fills.
-  struct TypeWatch {
-    TypeWatch(const ResourceType& t, std::uint64_t start, std::size_t capacity) : type(t), window(start, capacity) {}
-    const ResourceType& type;
-    WatchWindow window;
-    // guarded by mu_:
-    bool served = true;   // the supervisor keeps the etcd watch open; else the window is closed
-    bool open = false;    // a message came since the stream started
-    bool ended = false;   // the stream ended (etcd cancelled it, or the connection went)
-    bool resync = false;  // etcd compacted past the revision the stream would resume at
-    bool down = false;    // no open stream since down_since
-    bool failed = false;  // down longer than the grace: the window was expired
-    std::chrono::steady_clock::time_point down_since{};
-    std::unique_ptr<EtcdClient::Watch> stream;         // the supervisor thread only
-    std::chrono::steady_clock::time_point stream_since{};  // when `stream` was opened
-  };
-
   // keys
   std::string resource_segment(const ResourceType& type) const;
   std::string type_prefix(const ResourceType& type) const;  // <prefix>/<resource>/
@@ -162,42 +128,28 @@ class EtcdStorage final : public Storage {
                 const StoredPtr& object) const;  // nullptr: the key is gone
   /// After a window lost events: deletions it missed would keep their objects for good.
   void forget_decoded(const ResourceType& type) const;
+  /// The events of `type` among a watch message's events (EtcdWatches::Keys::decode).
+  std::vector<EventPtr> decode_events(const ResourceType& type, const nlohmann::json& events) const;
   ApiResult<WriteResult> create_once(const ResourceType& type, std::string_view ns, nlohmann::json object,
                                      bool dry_run, bool& retry);
   ApiResult<StoredPtr> delete_one(const ResourceType& type, const StoredPtr& current);
   Result<void> ensure_bootstrap_namespaces();
   Result<void> serve_stored_crds();
 
-  // the watches
-  /// Every served type gets a watch from `at` (or keeps its own); retired kinds' close.
-  void follow_served_kinds(std::uint64_t at);
-  /// The type's window, opened at `position` when the type has none yet (a kind served
-  /// through this server before its CRD watch saw it); nullptr: not served, or
-  /// `position` is older than this storage's compaction.
-  WatchWindow* window_for(const ResourceType& type, std::uint64_t position) const;
-  /// The type's window when it is open, else nullptr.
-  const WatchWindow* open_window(const ResourceType& type) const;
-  void watch_loop();
-  void tend(TypeWatch& watch, std::unique_lock<std::mutex>& lock);
-  void on_watch_message(TypeWatch& watch, const nlohmann::json& message);
   void compactor_loop();
 
   ResourceRegistry& registry_;
   const EtcdOptions options_;
   const std::unique_ptr<EtcdClient> client_;
 
-  mutable std::mutex mu_;
-  // guarded by mu_; one per type ever served, never erased (watchers hold the windows)
-  mutable std::map<const ResourceType*, std::unique_ptr<TypeWatch>> watches_;
-  std::uint64_t compacted_ = 0;  // guarded by mu_; the newest revision this storage compacted etcd at
-  bool stopping_ = false;        // guarded by mu_
-  mutable bool poked_ = false;   // guarded by mu_; a watch to open: the supervisor looks at once
-  mutable std::condition_variable changed_;  // stopping_ or poked_
-  std::atomic<std::uint64_t> watched_{0};    // the newest revision any type's watch reached
+  std::mutex mu_;
+  bool stopping_ = false;             // guarded by mu_
+  std::condition_variable changed_;  // stopping_
   mutable std::mutex decoded_mu_;
   // guarded by decoded_mu_; per type, etcd key -> newest decoded object
   mutable std::unordered_map<const ResourceType*, std::unordered_map<std::string, StoredPtr>> decoded_;
-  std::thread watch_thread_;
+  // After what its callbacks use (the client, the decoded objects): it goes first.
+  const std::unique_ptr<EtcdWatches> watches_;
   std::thread compactor_thread_;
 };
 
