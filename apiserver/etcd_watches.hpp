@@ -34,8 +34,10 @@
 //     revision, the window restarts at etcd's current one. If the watch stays down
 //     longer than `failure_grace`, the window is expired past every revision a client
 //     was handed, so the type's watchers get 410 instead of silently stalling.
-//   * restart_at(R) (the storage compacted etcd at R) restarts every window at R;
-//     compacted_through(type) of a type without a watch is the newest such R.
+//   * restart_at(R) (the storage compacted etcd at R) restarts every window at R.
+//     compacted_through(type) of a type without a watch is the newest R of
+//     restart_at() and note_compacted(), and a watcher behind it gets 410 rather
+//     than a watch that etcd would refuse.
 //   * keys.lost(type) runs whenever a window loses events (restart, expiry, close):
 //     what was decoded for the type may miss deletions.
 // Threading: every member is thread-safe. The supervisor thread stops, and every
