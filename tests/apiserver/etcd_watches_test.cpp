@@ -22,13 +22,16 @@ namespace {
 
 using nlohmann::json;
 
-/// etcd's own count of open watchers (every stream's), from its /metrics.
-int etcd_watchers(const EtcdProcess& etcd) {
+/// One of etcd's own gauges from its /metrics (-1: none).
+int etcd_gauge(const EtcdProcess& etcd, const std::string& name) {
   auto reply = http_request(etcd.client_port(), "GET", "/metrics");
   if (reply.status != 200) return -1;
-  auto value = sample(reply.body, "etcd_debugging_mvcc_watcher_total");
+  auto value = sample(reply.body, name);
   return value ? static_cast<int>(*value) : -1;
 }
+
+/// etcd's count of open watchers, of every watch stream.
+int etcd_watchers(const EtcdProcess& etcd) { return etcd_gauge(etcd, "etcd_debugging_mvcc_watcher_total"); }
 
 apiserver::ServerOptions on_etcd(const EtcdProcess& etcd) {
   apiserver::ServerOptions options;
@@ -81,6 +84,7 @@ TEST_CASE("An API server on etcd has one etcd watch per served type however many
     CHECK(json::parse(*line)["type"] == "ADDED");
   }
   CHECK(etcd_watchers(etcd) == types);
+  CHECK(etcd_gauge(etcd, "etcd_debugging_mvcc_watch_stream_total") == types);  // one gateway stream each
 
   // A kind served at run time gets its own watch; its retirement closes it.
   REQUIRE(server.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widget_crd().dump())
