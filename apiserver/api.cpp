@@ -120,7 +120,7 @@ class RequestHandler {
       if (!parsed) return error_response(ApiError::bad_request("invalid limit \"" + l + "\": must be a non-negative integer"));
       params.limit = static_cast<std::size_t>(*parsed);
     }
-    auto planned = plan_list(store_, params);
+    auto planned = plan_list(store_, *t.type, params);
     if (!planned) return error_response(planned.error());
     Store::ListQuery q = std::move(planned).value();
     q.namespace_name = t.namespace_name;
@@ -151,7 +151,7 @@ class RequestHandler {
     if (!filter) return error_response(filter.error());
     const bool initial_events = flag(query_, "sendInitialEvents");
     auto start = plan_watch(
-        store_, {param(query_, "resourceVersion"), param(query_, "resourceVersionMatch"), initial_events});
+        store_, *t.type, {param(query_, "resourceVersion"), param(query_, "resourceVersionMatch"), initial_events});
     if (!start) return error_response(start.error());
     // Over HTTP a watch at a revision this server has not reached (a restart without
     // its data file) waits up to future_watch_wait for it and is then kube-apiserver's

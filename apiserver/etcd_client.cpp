@@ -180,10 +180,14 @@ Result<json> EtcdClient::call(std::string_view path, const json& body) {
 
 std::unique_ptr<EtcdClient::Watch> EtcdClient::watch(const json& create_request, MessageCallback on_message,
                                                      EndCallback on_end) {
-  auto& endpoint = *endpoints_[current_ % endpoints_.size()];
-  auto sink =
-      std::make_shared<WatchSink>(std::move(on_message), [this, on_end = std::move(on_end)](Result<void> r) {
-        if (!r) current_ = (current_ + 1) % endpoints_.size();  // reconnect elsewhere
+  const std::size_t index = current_ % endpoints_.size();
+  auto& endpoint = *endpoints_[index];
+  auto sink = std::make_shared<WatchSink>(
+      std::move(on_message), [this, index, on_end = std::move(on_end)](Result<void> r) {
+        // Reconnect elsewhere: only the first of the watches that failed on this
+        // endpoint moves on, or as many failures would turn full circle.
+        auto failed = index;
+        if (!r) current_.compare_exchange_strong(failed, (index + 1) % endpoints_.size());
         on_end(std::move(r));
       });
   http::Request request{"POST", "/v3/watch", json{{"create_request", create_request}}.dump(),

@@ -18,8 +18,9 @@
 //     with etcd's message.
 //   * watch() opens /v3/watch with `create_request` on the current endpoint and
 //     hands each JSON message of the stream to `on_message`; `on_end` runs once when
-//     the stream ends (etcd gone, cancel). The caller reconnects (the next watch()
-//     uses the next endpoint when the last one failed).
+//     the stream ends (etcd gone, cancel). The caller reconnects: once a watch
+//     failed, the next watch() uses the endpoint after the one it failed on (once,
+//     however many watches failed there together).
 // Threading: every member may be called from any thread; watch callbacks run on the
 //   endpoint's I/O thread, one at a time.
 // Not here: what the keys mean (apiserver/etcd_storage.hpp).

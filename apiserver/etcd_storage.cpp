@@ -66,10 +66,9 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(ResourceRegistry& registr
   const auto start = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
   std::unique_ptr<EtcdStorage> storage(
       new EtcdStorage(registry, std::move(options), std::move(client).value()));
-  storage->window_start_ = storage->watched_ = storage->last_event_ = start;
-  // Before the watch: its events since `start` then apply on top, in order.
+  // Before the watches: the CRD watch's events since `start` then apply on top, in order.
   if (auto served = storage->serve_stored_crds(); !served) return std::move(served).error();
-  storage->watch_thread_ = std::thread([s = storage.get()] { s->watch_loop(); });
+  storage->watches_->start(start);
   if (auto made = storage->ensure_bootstrap_namespaces(); !made) return std::move(made).error();
   if (storage->options_.compaction_interval.count() > 0)
     storage->compactor_thread_ = std::thread([s = storage.get()] { s->compactor_loop(); });
@@ -78,7 +77,16 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(ResourceRegistry& registr
 
 EtcdStorage::EtcdStorage(ResourceRegistry& registry, EtcdOptions options,
                          std::unique_ptr<EtcdClient> client)
-    : registry_(registry), options_(std::move(options)), client_(std::move(client)) {}
+    : registry_(registry),
+      options_(std::move(options)),
+      client_(std::move(client)),
+      watches_(std::make_unique<EtcdWatches>(
+          *client_, registry_,
+          EtcdWatches::Keys{
+              [this](const ResourceType& type) { return type_prefix(type); },
+              [this](const ResourceType& type, const json& events) { return decode_events(type, events); },
+              [this](const ResourceType& type) { forget_decoded(type); }},
+          EtcdWatches::Options{options_.watch_history, options_.watch_failure_grace})) {}
 
 EtcdStorage::~EtcdStorage() {
   {
@@ -86,7 +94,6 @@ EtcdStorage::~EtcdStorage() {
     stopping_ = true;
   }
   changed_.notify_all();
-  if (watch_thread_.joinable()) watch_thread_.join();
   if (compactor_thread_.joinable()) compactor_thread_.join();
 }
 
@@ -159,20 +166,29 @@ StoredPtr EtcdStorage::stored_from(const ResourceType& type, const json& kv, std
   return make_stored(type, object);
 }
 
-StoredPtr EtcdStorage::decoded(const std::string& key, std::uint64_t mod_revision) const {
+StoredPtr EtcdStorage::decoded(const ResourceType& type, const std::string& key,
+                               std::uint64_t mod_revision) const {
   std::lock_guard lock(decoded_mu_);
-  auto it = decoded_.find(key);
-  return it != decoded_.end() && it->second->resource_version == mod_revision ? it->second : nullptr;
+  auto of_type = decoded_.find(&type);
+  if (of_type == decoded_.end()) return nullptr;
+  auto it = of_type->second.find(key);
+  return it != of_type->second.end() && it->second->resource_version == mod_revision ? it->second : nullptr;
 }
 
-void EtcdStorage::remember(const std::string& key, const StoredPtr& object) const {
+void EtcdStorage::remember(const ResourceType& type, const std::string& key, const StoredPtr& object) const {
   std::lock_guard lock(decoded_mu_);
+  auto& of_type = decoded_[&type];
   if (!object) {
-    decoded_.erase(key);
+    of_type.erase(key);
     return;
   }
-  auto& slot = decoded_[key];
+  auto& slot = of_type[key];
   if (!slot || slot->resource_version < object->resource_version) slot = object;
+}
+
+void EtcdStorage::forget_decoded(const ResourceType& type) const {
+  std::lock_guard lock(decoded_mu_);
+  decoded_.erase(&type);
 }
 
 ApiResult<StoredPtr> EtcdStorage::read(const ResourceType& type, const std::string& key) const {
@@ -182,13 +198,12 @@ ApiResult<StoredPtr> EtcdStorage::read(const ResourceType& type, const std::stri
   if (kvs == answer->end() || !kvs->is_array() || kvs->empty()) return StoredPtr{};
   const auto& kv = (*kvs)[0];
   auto object = stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
-  if (object) remember(key, object);
+  if (object) remember(type, key, object);
   return object;
 }
 
 std::uint64_t EtcdStorage::revision() const {
-  std::lock_guard lock(mu_);
-  return std::max<std::uint64_t>(watched_, static_cast<std::uint64_t>(client_->last_revision()));
+  return std::max<std::uint64_t>(watches_->reached(), static_cast<std::uint64_t>(client_->last_revision()));
 }
 
 std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
@@ -199,20 +214,11 @@ std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
   return revision();
 }
 
-std::uint64_t EtcdStorage::compacted_through() const {
-  std::lock_guard lock(mu_);
-  return window_start_;
+std::uint64_t EtcdStorage::compacted_through(const ResourceType& type) const {
+  return watches_->compacted_through(type);
 }
 
-std::uint64_t EtcdStorage::progress() const {
-  std::lock_guard lock(mu_);
-  return watched_;
-}
-
-bool EtcdStorage::watching() const {
-  std::lock_guard lock(mu_);
-  return stream_open_;
-}
+std::uint64_t EtcdStorage::progress(const ResourceType& type) const { return watches_->progress(type); }
 
 ApiResult<StoredPtr> EtcdStorage::get(const ResourceType& type, std::string_view ns,
                                       std::string_view name) const {
@@ -249,7 +255,7 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
     std::vector<StoredPtr> chunk_items;
     chunk_items.reserve(kvs->size());
     for (const auto& kv : *kvs) {
-      auto known = decoded(EtcdClient::decode(kv.at("key")),
+      auto known = decoded(type, EtcdClient::decode(kv.at("key")),
                            static_cast<std::uint64_t>(EtcdClient::number(kv, "mod_revision")));
       if (!known) break;
       chunk_items.push_back(std::move(known));
@@ -265,7 +271,7 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
       chunk_items.clear();
       for (const auto& kv : *kvs) {
         auto stored = stored_from(type, kv, EtcdClient::number(kv, "mod_revision"));
-        if (stored) remember(EtcdClient::decode(kv.at("key")), stored);
+        if (stored) remember(type, EtcdClient::decode(kv.at("key")), stored);
         chunk_items.push_back(std::move(stored));
       }
     }
@@ -483,211 +489,53 @@ Result<void> EtcdStorage::serve_stored_crds() {
   return {};
 }
 
-// ---- the watch cache ----
+// ---- the watches (apiserver/etcd_watches.hpp) ----
 
-bool EtcdStorage::events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const {
-  std::lock_guard lock(mu_);
-  if (after < window_start_) return false;
-  auto it = std::upper_bound(window_.begin(), window_.end(), after,
-                             [](std::uint64_t rv, const EventPtr& e) { return rv < e->resource_version; });
-  for (std::size_t n = 0; it != window_.end() && n < max; ++it, ++n) out.push_back(*it);
-  return true;
-}
-
-std::uint64_t EtcdStorage::notify_after(std::uint64_t rv, std::function<void()> wake) {
-  {
-    std::lock_guard lock(mu_);
-    if (last_event_ <= rv && rv >= window_start_) {
-      auto ticket = next_ticket_++;
-      waiters_.emplace(ticket, std::make_pair(rv, std::move(wake)));
-      return ticket;
+std::vector<EventPtr> EtcdStorage::decode_events(const ResourceType& type, const json& events) const {
+  std::vector<EventPtr> fresh;
+  for (const auto& e : events) {
+    const auto& kv = e.at("kv");
+    const std::string key = EtcdClient::decode(kv.at("key"));
+    if (type_of_key(key) != &type) continue;  // another type's keys below this one's prefix
+    const auto mod = EtcdClient::number(kv, "mod_revision");
+    StoredPtr previous;
+    if (auto prev = e.find("prev_kv"); prev != e.end())
+      previous = stored_from(type, *prev, EtcdClient::number(*prev, "mod_revision"));
+    if (e.value("type", "") == "DELETE") {
+      remember(type, key, nullptr);
+      if (!previous) continue;  // nothing to tell a watcher about the deleted object
+      json last = json::parse(previous->json);
+      last["metadata"]["resourceVersion"] = std::to_string(mod);
+      fresh.push_back(make_event(EventType::deleted, make_stored(type, last), previous));
+      continue;
     }
+    auto object = stored_from(type, kv, mod);
+    if (!object) continue;
+    remember(type, key, object);
+    const bool added = EtcdClient::number(kv, "create_revision") == mod;
+    fresh.push_back(make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
   }
-  wake();
-  return 0;
+  return fresh;
 }
 
-void EtcdStorage::cancel_wait(std::uint64_t ticket) {
-  std::lock_guard lock(mu_);
-  waiters_.erase(ticket);
+bool EtcdStorage::events_after(const ResourceType& type, std::uint64_t after, std::size_t max,
+                               std::vector<EventPtr>& out) const {
+  return watches_->events_after(type, after, max, out);
 }
 
-void EtcdStorage::drop_window_locked(std::uint64_t revision, std::vector<std::function<void()>>& wake) {
-  window_.clear();
-  {
-    // Deletions the watch missed would leave their objects here for good: start over.
-    std::lock_guard lock(decoded_mu_);
-    decoded_.clear();
-  }
-  window_start_ = std::max(window_start_, revision);
-  watched_ = std::max(watched_, revision);
-  last_event_ = std::max(last_event_, revision);
-  for (auto& [ticket, waiter] : waiters_) wake.push_back(std::move(waiter.second));
-  waiters_.clear();
+std::uint64_t EtcdStorage::notify_after(const ResourceType& type, std::uint64_t rv, std::function<void()> wake) {
+  return watches_->notify_after(type, rv, std::move(wake));
 }
+
+void EtcdStorage::cancel_wait(const ResourceType& type, std::uint64_t ticket) { watches_->cancel_wait(type, ticket); }
 
 void EtcdStorage::compact() {
   auto status = client_->call("/v3/maintenance/status", json::object());
   if (!status) return;
-  const auto now = EtcdClient::number(status->at("header"), "revision");
+  const auto now = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
   // "required revision has been compacted": another server compacted further; fine.
   (void)client_->call("/v3/kv/compaction", {{"revision", std::to_string(now)}});
-  std::vector<std::function<void()>> wake;
-  {
-    std::lock_guard lock(mu_);
-    drop_window_locked(static_cast<std::uint64_t>(now), wake);
-  }
-  for (auto& w : wake) w();
-}
-
-void EtcdStorage::on_watch_message(const json& message) {
-  if (message.value("canceled", false)) {
-    // etcd ended the watch; with compact_revision, the revisions it would resume at are gone.
-    std::lock_guard lock(mu_);
-    if (EtcdClient::number(message, "compact_revision") > 0) resync_ = true;
-    stream_ended_ = true;
-    changed_.notify_all();
-    return;
-  }
-  std::vector<EventPtr> fresh;
-  if (auto events = message.find("events"); events != message.end() && events->is_array()) {
-    for (const auto& e : *events) {
-      const auto& kv = e.at("kv");
-      const std::string key = EtcdClient::decode(kv.at("key"));
-      const ResourceType* type = type_of_key(key);
-      if (!type) continue;
-      const auto mod = EtcdClient::number(kv, "mod_revision");
-      StoredPtr previous;
-      if (auto prev = e.find("prev_kv"); prev != e.end())
-        previous = stored_from(*type, *prev, EtcdClient::number(*prev, "mod_revision"));
-      if (e.value("type", "") == "DELETE") {
-        remember(key, nullptr);
-        if (!previous) continue;  // nothing to tell a watcher about the deleted object
-        json last = json::parse(previous->json);
-        last["metadata"]["resourceVersion"] = std::to_string(mod);
-        fresh.push_back(make_event(EventType::deleted, make_stored(*type, last), previous));
-        (void)follow_crd(registry_, EventType::deleted, *previous);
-        continue;
-      }
-      auto object = stored_from(*type, kv, mod);
-      if (!object) continue;
-      remember(key, object);
-      const bool added = EtcdClient::number(kv, "create_revision") == mod;
-      fresh.push_back(
-          make_event(added ? EventType::added : EventType::modified, object, added ? nullptr : previous));
-      (void)follow_crd(registry_, fresh.back()->type, *object);  // another replica's CRD: before its objects
-    }
-  }
-  std::vector<std::function<void()>> wake;
-  {
-    std::lock_guard lock(mu_);
-    stream_open_ = true;
-    for (auto& event : fresh) {
-      if (event->resource_version <= last_event_) continue;  // replayed after a reconnect
-      last_event_ = event->resource_version;
-      window_.push_back(std::move(event));
-    }
-    while (window_.size() > std::max<std::size_t>(1, options_.watch_history)) {
-      window_start_ = window_.front()->resource_version;
-      window_.pop_front();
-    }
-    watched_ = std::max(watched_, last_event_);
-    if (fresh.empty() && message.contains("header") && !message.value("created", false))
-      watched_ =
-          std::max<std::uint64_t>(watched_, EtcdClient::number(message["header"], "revision"));  // progress
-    for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if (it->second.first < last_event_) {
-        wake.push_back(std::move(it->second.second));
-        it = waiters_.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-  for (auto& w : wake) w();
-}
-
-void EtcdStorage::watch_loop() {
-  using clock = std::chrono::steady_clock;
-  clock::time_point down_since{};  // meaningful while down
-  bool down = false;
-  bool window_failed = false;
-  std::unique_lock lock(mu_);
-  while (!stopping_) {
-    if (resync_) {
-      // The watch cannot resume: start over at etcd's current revision; watchers behind it get 410.
-      lock.unlock();
-      auto status = client_->call("/v3/maintenance/status", json::object());
-      lock.lock();
-      if (status) {
-        std::vector<std::function<void()>> wake;
-        drop_window_locked(static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision")),
-                           wake);
-        resync_ = false;
-        lock.unlock();
-        for (auto& w : wake) w();
-        lock.lock();
-      }
-    }
-    const std::uint64_t from = watched_ + 1;
-    stream_ended_ = false;
-    stream_open_ = false;
-    lock.unlock();
-    const std::string range = options_.prefix + "/";
-    auto watch = client_->watch(
-        {{"key", EtcdClient::encode(range)},
-         {"range_end", EtcdClient::encode(EtcdClient::prefix_end(range))},
-         {"start_revision", std::to_string(from)},
-         {"prev_kv", true},
-         {"progress_notify", true}},
-        [this](const json& message) { on_watch_message(message); },
-        [this](Result<void> result) {
-          std::lock_guard l(mu_);
-          if (!result && !stopping_ && stream_open_)  // once per outage
-            log::warn("apiserver", "etcd watch ended", {{"error", result.error().message}});
-          stream_ended_ = true;
-          changed_.notify_all();
-        });
-    lock.lock();
-    // Until the stream ends (or the grace runs out while it never opened).
-    while (!stopping_ && !stream_ended_) {
-      if (stream_open_) {
-        down = false;
-        window_failed = false;
-      }
-      changed_.wait_for(lock, std::chrono::milliseconds(200));
-      if (!stream_open_ && !down) {
-        down = true;
-        down_since = clock::now();
-      }
-      if (!stream_open_ && down && clock::now() - down_since > options_.watch_failure_grace) break;
-    }
-    const bool was_open = stream_open_;
-    stream_open_ = false;
-    lock.unlock();
-    watch->cancel();
-    watch.reset();
-    lock.lock();
-    if (stopping_) break;
-    if (was_open || !down) {
-      down = true;
-      down_since = clock::now();
-    }
-    if (!window_failed && clock::now() - down_since > options_.watch_failure_grace) {
-      // etcd has been away too long: watchers get 410 and relist rather than wait silently.
-      std::vector<std::function<void()>> wake;
-      // Any revision a client was handed (a write's answer may beat its watch event)
-      // is below the new window, so no watcher stays parked at it.
-      const auto handed_out = std::max<std::uint64_t>(watched_, client_->last_revision());
-      drop_window_locked(watched_, wake);
-      window_start_ = handed_out + 1;
-      window_failed = true;
-      lock.unlock();
-      for (auto& w : wake) w();
-      lock.lock();
-    }
-    changed_.wait_for(lock, std::chrono::milliseconds(200), [&] { return stopping_; });
-  }
+  watches_->restart_at(now);
 }
 
 void EtcdStorage::compactor_loop() {
@@ -698,7 +546,10 @@ void EtcdStorage::compactor_loop() {
     auto status = client_->call("/v3/maintenance/status", json::object());
     if (status) {
       // Already compacted further by another server: etcd refuses, which is fine.
-      if (previous > 0) (void)client_->call("/v3/kv/compaction", {{"revision", std::to_string(previous)}});
+      if (previous > 0) {
+        auto done = client_->call("/v3/kv/compaction", {{"revision", std::to_string(previous)}});
+        if (done || done.error().code == Errc::gone) watches_->note_compacted(previous);
+      }
       previous = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
     }
     lock.lock();

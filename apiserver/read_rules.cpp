@@ -34,7 +34,7 @@ std::optional<ApiError> validate_list(const ListParams& p) {
 
 }  // namespace
 
-ApiResult<Storage::ListQuery> plan_list(const Storage& store, const ListParams& params) {
+ApiResult<Storage::ListQuery> plan_list(const Storage& store, const ResourceType& type, const ListParams& params) {
   if (auto invalid = validate_list(params)) return *invalid;
   auto rv_param = resource_version_param(params.resource_version);
   if (!rv_param) return rv_param.error();
@@ -52,7 +52,7 @@ ApiResult<Storage::ListQuery> plan_list(const Storage& store, const ListParams& 
     if (q.at_revision > store.revision_at_least(q.at_revision))
       return ApiError::bad_request("continue key is not valid: its resourceVersion " +
                                    std::to_string(q.at_revision) + " is newer than the server's");
-    if (q.at_revision != 0 && q.at_revision < store.compacted_through()) {
+    if (q.at_revision != 0 && q.at_revision < store.compacted_through(type)) {
       ApiError expired = ApiError::expired(
           "The provided continue parameter is too old to display a consistent list result. You can start a "
           "new "
@@ -76,7 +76,7 @@ ApiResult<Storage::ListQuery> plan_list(const Storage& store, const ListParams& 
   return q;
 }
 
-ApiResult<WatchStart> plan_watch(const Storage& store, const WatchParams& params) {
+ApiResult<WatchStart> plan_watch(const Storage& store, const ResourceType& type, const WatchParams& params) {
   if (params.send_initial_events && params.resource_version_match != "NotOlderThan")
     return list_options_invalid(
         "sendInitialEvents",
@@ -95,7 +95,7 @@ ApiResult<WatchStart> plan_watch(const Storage& store, const WatchParams& params
   }
   start.start_after = *rv;
   if (*rv > store.revision_at_least(*rv)) start.wait_for_revision = *rv;
-  const auto compacted = store.compacted_through();
+  const auto compacted = store.compacted_through(type);
   if (*rv < compacted)
     start.final_error = ApiError::expired("too old resource version: " + params.resource_version + " (" +
                                           std::to_string(compacted + 1) + ")");

@@ -47,7 +47,8 @@ struct ListParams {
 
 /// The store read a list asks for: at_revision, after_key and limit are set; the
 /// namespace and filter are the caller's.
-[[nodiscard]] ApiResult<Storage::ListQuery> plan_list(const Storage& store, const ListParams& params);
+[[nodiscard]] ApiResult<Storage::ListQuery> plan_list(const Storage& store, const ResourceType& type,
+                                                    const ListParams& params);
 
 /// A watch request's start parameters ("" = absent).
 struct WatchParams {
@@ -69,6 +70,7 @@ struct WatchStart {
   std::uint64_t wait_for_revision = 0;
 };
 
-[[nodiscard]] ApiResult<WatchStart> plan_watch(const Storage& store, const WatchParams& params);
+[[nodiscard]] ApiResult<WatchStart> plan_watch(const Storage& store, const ResourceType& type,
+                                                const WatchParams& params);
 
 }  // namespace kinformer::apiserver

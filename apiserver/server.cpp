@@ -117,7 +117,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if (watching_) shared_.counters->watches_active--;
     watch_observer_.reset();
     watching_ = false;
-    if (wait_ticket_) shared_.store->cancel_wait(wait_ticket_);
+    if (wait_ticket_) shared_.store->cancel_wait(plan_->filter.type(), wait_ticket_);
     wait_ticket_ = 0;
     watch_timeout_.cancel();
     bookmark_timer_.cancel();
@@ -347,7 +347,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     watch_timeout_.expires_after(future_watch_wait);
     watch_timeout_.async_wait([self = this->shared_from_this()](beast::error_code ec) {
       if (ec || self->closed_ || !self->plan_) return;
-      if (self->wait_ticket_) self->shared_.store->cancel_wait(self->wait_ticket_);
+      if (self->wait_ticket_) self->shared_.store->cancel_wait(self->plan_->filter.type(), self->wait_ticket_);
       self->wait_ticket_ = 0;
       auto current = self->shared_.store->revision();
       if (current >= self->plan_->wait_for_revision) return self->start_watch(std::move(*self->plan_));
@@ -355,7 +355,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       self->plan_.reset();
       self->send_response(error_response(ApiError::too_large_resource_version(requested, current)));
     });
-    wait_ticket_ = shared_.store->notify_after(plan_->wait_for_revision - 1, [weak = this->weak_from_this()] {
+    const auto& type = plan_->filter.type();
+    wait_ticket_ = shared_.store->notify_after(type, plan_->wait_for_revision - 1, [weak = this->weak_from_this()] {
       if (auto self = weak.lock())
         net::post(self->stream_.get_executor(), [self] {
           self->wait_ticket_ = 0;
@@ -410,9 +411,10 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   // A watcher with nothing pending bookmarks at the storage's progress (etcd's
   // progress notifications), so its client resumes from there, not from its last event.
   void advance_to_progress() {
-    const auto progress = shared_.store->progress();
+    const auto& type = plan_->filter.type();
+    const auto progress = shared_.store->progress(type);
     std::vector<EventPtr> pending;
-    if (progress > position_ && shared_.store->events_after(position_, 1, pending) && pending.empty())
+    if (progress > position_ && shared_.store->events_after(type, position_, 1, pending) && pending.empty())
       position_ = progress;
   }
 
@@ -440,7 +442,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     pending_.push_back("0\r\n\r\n");
     watch_timeout_.cancel();
     bookmark_timer_.cancel();
-    if (wait_ticket_) shared_.store->cancel_wait(wait_ticket_);
+    if (wait_ticket_) shared_.store->cancel_wait(plan_->filter.type(), wait_ticket_);
     wait_ticket_ = 0;
     pump();
   }
@@ -478,7 +480,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if (buffers.empty()) {
       if (ending_) return after_watch();
       if (!wait_ticket_)
-        wait_ticket_ = shared_.store->notify_after(position_, [weak = this->weak_from_this()] {
+        wait_ticket_ = shared_.store->notify_after(plan_->filter.type(), position_, [weak = this->weak_from_this()] {
           if (auto self = weak.lock())
             net::post(self->stream_.get_executor(), [self] {
               self->wait_ticket_ = 0;
@@ -528,11 +530,12 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
 
   void collect_events(std::vector<net::const_buffer>& buffers) {
     std::vector<EventPtr> events;
-    if (!shared_.store->events_after(position_, max_events_per_batch, events)) {
+    const auto& type = plan_->filter.type();
+    if (!shared_.store->events_after(type, position_, max_events_per_batch, events)) {
       close_slow("it fell behind the watch history (it reads too slowly); sending 410 Expired",
                  WatchDrop::fell_behind);
       auto line = error_line(ApiError::expired("too old resource version: " + std::to_string(position_) + " (" +
-                                               std::to_string(shared_.store->compacted_through() + 1) +
+                                               std::to_string(shared_.store->compacted_through(type) + 1) +
                                                "): the watcher fell behind the server's watch history"));
       batch_strings_.push_back(chunk_header(line.size()) + line + "\r\n");
       buffers.push_back(net::buffer(batch_strings_.back()));

@@ -16,10 +16,16 @@
 //     deletes its objects first (one DELETED event each).
 //   * list: at_revision 0 reads the latest state; else exactly that state, 410
 //     Expired when compacted. Pages (limit / after_key) read one snapshot.
-//   * events_after(after): the changes with RV > after, oldest first, each RV once;
-//     false when some of them are no longer kept (the caller answers 410).
-//     notify_after(rv) wakes once when a change (or, etcd, a progress notification
-//     past rv) is there to read.
+//   * The watch members name the resource type, because etcd keeps one event window
+//     per type (kube-apiserver's watch cache per resource): events_after(type, after)
+//     answers the changes of `type` with RV > after, oldest first, each RV once, or
+//     false when some of them are no longer kept (the caller answers 410). The memory
+//     store keeps one history for every type and answers the other types' changes
+//     too; watchers filter by type anyway (watch_filter.hpp). notify_after(type, rv)
+//     wakes once when events_after(type, rv) has something to read.
+//   * progress(type) and compacted_through(type) are per type as well: an idle type's
+//     watchers still bookmark as the global revision moves (etcd's progress
+//     notifications), and one busy type does not push another's events out.
 //   * Unavailable backends (etcd unreachable) answer 503 ServiceUnavailable or 504
 //     Timeout Status errors instead of blocking.
 // Threading: every member is thread-safe. Waiter callbacks must only post work.
@@ -88,12 +94,13 @@ class Storage {
     (void)wanted;
     return revision();
   }
-  /// Every change up to this revision is readable through events_after(): a watcher
-  /// that has nothing after its position may bookmark at it (etcd: its progress
-  /// notifications; memory: what is durable).
-  virtual std::uint64_t progress() const = 0;
-  /// The newest revision whose events are no longer kept: a watch must start at or after it.
-  virtual std::uint64_t compacted_through() const = 0;
+  /// Every change of `type` up to this revision is readable through events_after(): a
+  /// watcher that has nothing after its position may bookmark at it (etcd: the type's
+  /// progress notifications; memory: what is durable).
+  virtual std::uint64_t progress(const ResourceType& type) const = 0;
+  /// The newest revision whose events of `type` are no longer kept: a watch must start
+  /// at or after it, and a snapshot (continue) before it is 410.
+  virtual std::uint64_t compacted_through(const ResourceType& type) const = 0;
 
   virtual ApiResult<StoredPtr> get(const ResourceType& type, std::string_view ns, std::string_view name) const = 0;
   virtual ApiResult<ListPage> list(const ResourceType& type, const ListQuery& query) const = 0;
@@ -106,11 +113,13 @@ class Storage {
   virtual ApiResult<StoredPtr> remove(const ResourceType& type, std::string_view ns, std::string_view name,
                                       const Preconditions& preconditions, bool dry_run) = 0;
 
-  virtual bool events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const = 0;
-  /// Calls `wake` once as soon as there is something after `rv` to read: immediately
-  /// (returning 0), else later from another thread (returning a ticket for cancel_wait()).
-  virtual std::uint64_t notify_after(std::uint64_t rv, std::function<void()> wake) = 0;
-  virtual void cancel_wait(std::uint64_t ticket) = 0;
+  virtual bool events_after(const ResourceType& type, std::uint64_t after, std::size_t max,
+                            std::vector<EventPtr>& out) const = 0;
+  /// Calls `wake` once as soon as there is something of `type` after `rv` to read:
+  /// immediately (returning 0), else later from another thread (returning a ticket for
+  /// cancel_wait() with the same type).
+  virtual std::uint64_t notify_after(const ResourceType& type, std::uint64_t rv, std::function<void()> wake) = 0;
+  virtual void cancel_wait(const ResourceType& type, std::uint64_t ticket) = 0;
 
   /// Forgets the history up to now: older watch starts and snapshots get 410.
   virtual void compact() = 0;

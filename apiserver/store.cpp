@@ -53,12 +53,12 @@ std::uint64_t Store::revision() const {
   return revision_;
 }
 
-std::uint64_t Store::progress() const {
+std::uint64_t Store::progress(const ResourceType&) const {
   std::lock_guard lock(mu_);
   return durable_revision_;
 }
 
-std::uint64_t Store::compacted_through() const {
+std::uint64_t Store::compacted_through(const ResourceType&) const {
   std::lock_guard lock(mu_);
   return compacted_through_;
 }
@@ -257,7 +257,8 @@ void Store::append_event_locked(EventType type, StoredPtr object, StoredPtr prev
   waiters_.clear();
 }
 
-bool Store::events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const {
+bool Store::events_after(const ResourceType&, std::uint64_t after, std::size_t max,
+                         std::vector<EventPtr>& out) const {
   std::lock_guard lock(mu_);
   if (after < compacted_through_) return false;
   if (after >= durable_revision_) return true;
@@ -269,7 +270,7 @@ bool Store::events_after(std::uint64_t after, std::size_t max, std::vector<Event
   return true;
 }
 
-std::uint64_t Store::notify_after(std::uint64_t rv, std::function<void()> wake) {
+std::uint64_t Store::notify_after(const ResourceType&, std::uint64_t rv, std::function<void()> wake) {
   {
     std::lock_guard lock(mu_);
     if (durable_revision_ <= rv) {
@@ -282,7 +283,7 @@ std::uint64_t Store::notify_after(std::uint64_t rv, std::function<void()> wake) 
   return 0;
 }
 
-void Store::cancel_wait(std::uint64_t ticket) {
+void Store::cancel_wait(const ResourceType&, std::uint64_t ticket) {
   std::lock_guard lock(mu_);
   waiters_.erase(ticket);
 }

@@ -92,9 +92,10 @@ class Store final : public Storage {
   Store& operator=(const Store&) = delete;
 
   std::uint64_t revision() const override;
-  /// The newest revision whose events are no longer kept: a watch must start at or after it.
-  std::uint64_t compacted_through() const override;
-  std::uint64_t progress() const override;
+  /// The newest revision whose events are no longer kept: a watch must start at or
+  /// after it. One history for every type: `type` does not change the answer.
+  std::uint64_t compacted_through(const ResourceType& type) const override;
+  std::uint64_t progress(const ResourceType& type) const override;
 
   ApiResult<StoredPtr> get(const ResourceType& type, std::string_view ns, std::string_view name) const override;
   ApiResult<ListPage> list(const ResourceType& type, const ListQuery& query) const override;
@@ -114,14 +115,17 @@ class Store final : public Storage {
   ApiResult<StoredPtr> remove(const ResourceType& type, std::string_view ns, std::string_view name,
                               const Preconditions& preconditions, bool dry_run) override;
 
-  /// Appends up to `max` events with RV > after to `out`. Returns false when some of
-  /// those events were compacted away (the caller answers 410 Expired).
-  bool events_after(std::uint64_t after, std::size_t max, std::vector<EventPtr>& out) const override;
+  /// Appends up to `max` events with RV > after to `out`, of every type (one history).
+  /// Returns false when some of those events were compacted away (the caller answers
+  /// 410 Expired).
+  bool events_after(const ResourceType& type, std::uint64_t after, std::size_t max,
+                    std::vector<EventPtr>& out) const override;
 
-  /// Calls `wake` once as soon as revision() > rv: immediately (returning 0) if it
-  /// already is, else from the next writer (returning a ticket for cancel_wait()).
-  std::uint64_t notify_after(std::uint64_t rv, std::function<void()> wake) override;
-  void cancel_wait(std::uint64_t ticket) override;
+  /// Calls `wake` once as soon as revision() > rv, whatever the type: immediately
+  /// (returning 0) if it already is, else from the next writer (returning a ticket for
+  /// cancel_wait()).
+  std::uint64_t notify_after(const ResourceType& type, std::uint64_t rv, std::function<void()> wake) override;
+  void cancel_wait(const ResourceType& type, std::uint64_t ticket) override;
 
   /// Drops every kept event: compacted_through() becomes revision(). Watches behind
   /// it and snapshots before it get 410 Expired from then on.

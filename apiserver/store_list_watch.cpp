@@ -114,16 +114,16 @@ struct StoreListWatch::Watcher : std::enable_shared_from_this<Watcher> {
       again = false;
       if (done || paused) break;
       std::vector<EventPtr> batch;
-      if (!store->events_after(position, max_events_per_batch, batch)) {
+      if (!store->events_after(filter.type(), position, max_events_per_batch, batch)) {
         close_locked(Error{Errc::gone, "too old resource version: " + std::to_string(position) + " (" +
-                                           std::to_string(store->compacted_through() + 1) +
+                                           std::to_string(store->compacted_through(filter.type()) + 1) +
                                            "): the watch fell behind the store's history"});
         break;
       }
       if (batch.empty()) {
         // the wake may run right here (a write came in meanwhile): it sets `again`
         if (ticket == 0)
-          ticket = store->notify_after(position, [weak = weak_from_this()] {
+          ticket = store->notify_after(filter.type(), position, [weak = weak_from_this()] {
             if (auto self = weak.lock()) self->woken();
           });
         continue;
@@ -171,7 +171,7 @@ struct StoreListWatch::Watcher : std::enable_shared_from_this<Watcher> {
 
   void finish_locked() {
     done = true;
-    if (ticket != 0) store->cancel_wait(ticket);
+    if (ticket != 0) store->cancel_wait(filter.type(), ticket);
     ticket = 0;
   }
 
@@ -352,7 +352,7 @@ void StoreListWatch::list(const ListOptions& options, ListCallback done) {
     if (options.limit < 0) return Error{Errc::server_error, "400 BadRequest: limit must not be negative"};
     ListParams params{options.resource_version, options.resource_version_match, options.continue_token,
                       static_cast<std::size_t>(options.limit), false};
-    auto query = plan_list(*store_, params);
+    auto query = plan_list(*store_, type_, params);
     if (!query) return to_error(query.error());
     query->namespace_name = namespace_;
     const ObjectFilter& f = filter.value();
@@ -384,7 +384,7 @@ std::unique_ptr<Watch> StoreListWatch::watch(const WatchOptions& options, Events
       std::make_shared<Watcher>(store_, delivery_mu_, std::move(filter).value(),
                                 options.allow_watch_bookmarks, std::move(on_events), std::move(on_closed));
   auto start = plan_watch(
-      *store_, {options.resource_version, options.resource_version_match, options.send_initial_events});
+      *store_, type_, {options.resource_version, options.resource_version_match, options.send_initial_events});
   if (!start || start->final_error) {
     watcher->close(to_error(start ? *start->final_error : start.error()));
     return std::make_unique<StoreWatch>(watcher);

@@ -272,8 +272,8 @@ TEST_CASE("the watch history is bounded by bytes as well as by events", "[apiser
     REQUIRE(written);
   }
   // each event keeps its line and object (~1 MB): 8 MB holds at most 8 of them
-  CHECK(store.revision() - store.compacted_through() <= 8);
-  CHECK(store.revision() - store.compacted_through() >= 1);
+  CHECK(store.revision() - store.compacted_through(type) <= 8);
+  CHECK(store.revision() - store.compacted_through(type) >= 1);
 }
 
 TEST_CASE("clients that do not read a large list share one snapshot and are dropped at the write timeout",

@@ -250,9 +250,9 @@ TEST_CASE("recovery replays the log a crash left, rebuilds the watch history and
   CHECK_FALSE(recovered.get(cms, "default", "cm-3"));
   std::vector<EventPtr> history;
   REQUIRE(
-      recovered.events_after(snapshot_revision, 100, history));  // a watcher from before the crash resumes
+      recovered.events_after(cms, snapshot_revision, 100, history));  // a watcher from before the crash resumes
   CHECK(history.size() == 21);
-  CHECK_FALSE(recovered.events_after(snapshot_revision - 1, 100, history));  // older: 410
+  CHECK_FALSE(recovered.events_after(cms, snapshot_revision - 1, 100, history));  // older: 410
   auto next = recovered.create(cms, "default", configmap("after"), false);
   REQUIRE(next);
   CHECK(next->object->resource_version == last + 1);
@@ -489,7 +489,7 @@ TEST_CASE("a log that cannot write fails for good and tells no waiter its write 
   std::signal(SIGXFSZ, old_handler);
   CHECK_FALSE(durable);
   std::vector<EventPtr> seen;
-  REQUIRE(store.events_after(store.revision() - 2, 10, seen));
+  REQUIRE(store.events_after(cms, store.revision() - 2, 10, seen));
   CHECK(seen.size() == 1);  // watchers never see the write that is not durable
   REQUIRE(store.create(cms, "default", configmap("after"), false));
   CHECK_FALSE((*p)->wait_durable((*p)->sync_point()));  // failed for good

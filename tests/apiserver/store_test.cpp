@@ -42,7 +42,7 @@ TEST_CASE("every write takes the next global revision and makes exactly one even
   REQUIRE(changed);
   REQUIRE(store.remove(cms, "default", "a", {}, false));
   std::vector<EventPtr> events;
-  REQUIRE(store.events_after(base, 100, events));
+  REQUIRE(store.events_after(cms, base, 100, events));
   REQUIRE(events.size() == 3);
   CHECK(events[0]->type == kinformer::apiserver::EventType::added);
   CHECK(events[1]->type == kinformer::apiserver::EventType::modified);
@@ -58,10 +58,10 @@ TEST_CASE("the history is bounded and older starts are reported as compacted", "
   const auto& cms = *registry.find("", "v1", "configmaps");
   auto base = store.revision();
   for (int i = 0; i < 5; ++i) REQUIRE(store.create(cms, "default", configmap("c" + std::to_string(i)), false));
-  CHECK(store.compacted_through() == base + 2);
+  CHECK(store.compacted_through(cms) == base + 2);
   std::vector<EventPtr> events;
-  CHECK_FALSE(store.events_after(base + 1, 10, events));
-  REQUIRE(store.events_after(base + 2, 10, events));
+  CHECK_FALSE(store.events_after(cms, base + 1, 10, events));
+  REQUIRE(store.events_after(cms, base + 2, 10, events));
   CHECK(events.size() == 3);
 }
 
@@ -98,7 +98,7 @@ TEST_CASE("the contents restore into another store with their objects and revisi
   Store restored(registry);
   restored.restore(contents.revision, contents.objects);
   CHECK(restored.revision() == contents.revision);
-  CHECK(restored.compacted_through() == contents.revision);  // the history restarts empty
+  CHECK(restored.compacted_through(cms) == contents.revision);  // the history restarts empty
   auto kept = restored.get(cms, "default", "kept");
   REQUIRE(kept);
   CHECK((*kept)->resource_version == contents.revision);
@@ -113,7 +113,7 @@ TEST_CASE("replayed events rebuild the objects and the watch history and must fo
   REQUIRE(source.create(cms, "default", configmap("a"), false));
   REQUIRE(source.remove(cms, "default", "a", {}, false));
   std::vector<EventPtr> events;
-  REQUIRE(source.events_after(start, 10, events));
+  REQUIRE(source.events_after(cms, start, 10, events));
   REQUIRE(events.size() == 2);
 
   Store target(registry);
@@ -123,7 +123,7 @@ TEST_CASE("replayed events rebuild the objects and the watch history and must fo
   REQUIRE(target.replay(events[1]->type, events[1]->object));
   CHECK(target.revision() == start + 2);
   std::vector<EventPtr> replayed;
-  REQUIRE(target.events_after(start, 10, replayed));
+  REQUIRE(target.events_after(cms, start, 10, replayed));
   CHECK(replayed.size() == 2);
   CHECK_FALSE(target.get(cms, "default", "a"));
 }
@@ -154,18 +154,18 @@ TEST_CASE("with a log attached every write is one record and watchers see only w
   CHECK(log.records[3].size() == 3);  // the cascade and the namespace: one atomic record
 
   std::vector<EventPtr> seen;
-  REQUIRE(store.events_after(start, 100, seen));
+  REQUIRE(store.events_after(cms, start, 100, seen));
   CHECK(seen.empty());
   bool woken = false;
-  auto ticket = store.notify_after(start, [&] { woken = true; });
+  auto ticket = store.notify_after(cms, start, [&] { woken = true; });
   CHECK(ticket != 0);
   store.mark_durable(start + 2);
   CHECK(woken);
-  REQUIRE(store.events_after(start, 100, seen));
+  REQUIRE(store.events_after(cms, start, 100, seen));
   CHECK(seen.size() == 2);
   store.mark_durable(store.revision());
   seen.clear();
-  REQUIRE(store.events_after(start, 100, seen));
+  REQUIRE(store.events_after(cms, start, 100, seen));
   CHECK(seen.size() == 6);
   store.attach_log(nullptr);
 }
