@@ -107,7 +107,7 @@ TEST_CASE("a second apply of the same manager removes what it no longer applies,
   }
 }
 
-TEST_CASE("a field another manager's entry owns survives; another manager's apply gets an entry of its own",
+TEST_CASE("a field another manager's entry owns survives, and another manager's apply gets an entry of its own",
           "[apiserver][ssa][unit]") {
   json config = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "c"}}}, {"data", {{"a", "1"}, {"b", "2"}}}};
   auto live = applied(json::object(), config);
