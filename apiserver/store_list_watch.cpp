@@ -288,7 +288,10 @@ class StoreListWatch::Deadlines {
       }
       auto first = due_.begin();
       if (Clock::now() < first->first) {
-        wake_.wait_until(lock, first->first);
+        // A copy: wait_until reads its deadline again after waking, and add() may erase
+        // this entry meanwhile (ASan saw the read of the freed map node).
+        const Clock::time_point deadline = first->first;
+        wake_.wait_until(lock, deadline);
         continue;
       }
       auto watcher = first->second.watcher.lock();

@@ -164,8 +164,12 @@ std::optional<std::string> WorkQueue::get() {
     if (shutting_down_) return std::nullopt;
     if (waiting_.empty())
       changed_.wait(lock);
-    else
-      changed_.wait_until(lock, waiting_.begin()->first);
+    else {
+      // A copy: wait_until reads its deadline again after waking, and add_after() may
+      // erase that entry meanwhile (the same use after free ASan found in StoreListWatch).
+      const auto deadline = waiting_.begin()->first;
+      changed_.wait_until(lock, deadline);
+    }
   }
 }
 
