@@ -1,14 +1,8 @@
 #include "tests/models/allocation_counter.hpp"
 
-#include <malloc.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <new>
-
-#if defined(__SANITIZE_ADDRESS__)
-extern "C" std::size_t __sanitizer_get_current_allocated_bytes();  // the sanitizers' allocator interface
-#endif
 
 namespace {
 std::atomic<bool> counting{false};
@@ -56,16 +50,6 @@ void start_counting_allocations() {
 AllocationCount stop_counting_allocations() {
   counting = false;
   return {allocations.load(), allocated_bytes.load(), largest.load()};
-}
-
-long heap_in_use() {
-#if defined(__SANITIZE_ADDRESS__)
-  // ASan's allocator serves malloc, so glibc's mallinfo2 sees nothing.
-  return static_cast<long>(__sanitizer_get_current_allocated_bytes());
-#else
-  struct mallinfo2 m = mallinfo2();
-  return static_cast<long>(m.uordblks + m.hblkhd);
-#endif
 }
 
 }  // namespace kinformer::testing

@@ -17,7 +17,4 @@ struct AllocationCount {
 void start_counting_allocations();
 AllocationCount stop_counting_allocations();
 
-/// malloc'd bytes in use (mallinfo2: uordblks + hblkhd, or ASan's allocator under ASan), which sees C allocations too.
-long heap_in_use();
-
 }  // namespace kinformer::testing

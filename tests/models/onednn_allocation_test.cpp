@@ -8,6 +8,7 @@
 #include "models/onednn_backend.hpp"
 #include "tests/models/allocation_counter.hpp"
 #include "tests/models/golden_support.hpp"
+#include "tests/support/heap_in_use.hpp"
 
 namespace models = kinformer::models;
 using kinformer::testing::heap_in_use;
