@@ -204,15 +204,18 @@ TEST_CASE("running out of file descriptors neither spins the accept loop nor sto
     double wall = std::chrono::duration<double>(Clock::now() - wall_before).count();
     INFO("process CPU " << cpu << " s in " << wall << " s of waiting with " << clients.size()
                         << " idle clients");
-    CHECK(cpu < 0.5 * wall);
     for (std::size_t i = 0; i < 32 && !clients.empty(); ++i) {  // descriptors for the /healthz client
       ::close(clients.back());
       clients.pop_back();
     }
     auto health = t.request("GET", "/healthz", "", "", {});
-    CHECK(health.status == 200);
     for (int fd : clients) ::close(fd);
     clients.clear();
+    // Checked only now, with descriptors free again: UBSan's vptr check on Catch's
+    // expression object needs a pipe to probe memory, and reports a false "invalid vptr"
+    // while the process has none left.
+    CHECK(cpu < 0.5 * wall);
+    CHECK(health.status == 200);
   }
   REQUIRE(::setrlimit(RLIMIT_NOFILE, &original) == 0);
 }
