@@ -357,9 +357,12 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<Lo
     if (backends->count(model.name))
       return Error{Errc::invalid_input, "inference: model '" + model.name + "' given twice"};
     try {
+      models::BackendOptions backend_options;
+      backend_options.precision = model.precision;
+      backend_options.serial_max_batch = options.serial_max_batch;
       (*backends)[model.name] =
           model.backend ? model.backend
-                        : models::make_backend(backend, model.config, model.weights, {model.precision});
+                        : models::make_backend(backend, model.config, model.weights, backend_options);
     } catch (const models::ModelError& e) {
       return Error{Errc::backend_unavailable, "inference: model '" + model.name + "': " + e.what()};
     }

@@ -82,6 +82,11 @@ struct InferenceOptions {
   // of the last one go out; 1: batches form until the worker is free (larger
   // batches under moderate load, a gap between batches at saturation).
   std::size_t max_in_flight = 2;
+  // Batches of at most this many windows run on the worker's thread alone (onednn;
+  // models::BackendOptions::serial_max_batch): a lone window's model call then
+  // takes no OpenMP wake-ups, which under light load are most of its time and all
+  // of its tail. Larger batches, as at saturation, use every OpenMP thread.
+  int64_t serial_max_batch = 1;
   bool detached_worker = true;  // false only for deterministic tests (the worker then runs on the scheduler)
   bool quiet = false;           // true: no log line on stderr
   /// Where the actor's metrics go (label inference=name; must outlive the actor);
