@@ -95,14 +95,19 @@ std::optional<BatchClock::time_point> InferenceBatcher::next_deadline() const {
   return next;
 }
 
-void InferenceBatcher::observe_overhead(BatchClock::duration overhead) {
-  constexpr std::size_t window = 32;
-  overheads_.push_back(std::max(overhead, BatchClock::duration::zero()));
-  if (overheads_.size() > window) overheads_.pop_front();
-  std::vector<BatchClock::duration> sorted(overheads_.begin(), overheads_.end());
+void InferenceBatcher::observe_lateness(std::size_t windows, BatchClock::duration overhead,
+                                        BatchClock::duration model_time) {
+  constexpr std::size_t window = 128;  // its second largest: about the 99th percentile
+  constexpr int mean_weight = 16;      // the running mean follows the last ~16 model calls
+  auto mean = model_means_.try_emplace(windows, model_time).first;
+  lateness_.push_back(overhead + (model_time - mean->second));
+  mean->second += (model_time - mean->second) / mean_weight;
+  if (lateness_.size() > window) lateness_.pop_front();
+  std::vector<BatchClock::duration> sorted(lateness_.begin(), lateness_.end());
   std::sort(sorted.begin(), sorted.end());
   const auto high = sorted[sorted.size() - (sorted.size() > 1 ? 2 : 1)];
-  margin_ = std::min(high, std::chrono::duration_cast<BatchClock::duration>(options_.max_delay) / 2);
+  margin_ = std::clamp(high, BatchClock::duration::zero(),
+                       std::chrono::duration_cast<BatchClock::duration>(options_.max_delay) / 2);
 }
 
 std::optional<Batch> InferenceBatcher::take_ready(BatchClock::time_point now) {
