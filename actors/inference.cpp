@@ -243,7 +243,7 @@ struct FrontState {
 
   // Timer wake-up and hand-over up to the model call, and the answers going out
   // after it, with the model call's own time: the batcher closes later batches early
-  // by how late answers leave against due + the mean model time.
+  // by how late answers leave against due + the typical model time.
   void learn_overhead(Self self, const Batch& batch, const BatchOutput& output) {
     const auto overhead = (output.started - batch.due) + (self->clock().now() - output.ended);
     batcher.observe_lateness(batch.tickets.size(), overhead, output.ended - output.started);

@@ -97,11 +97,14 @@ std::optional<BatchClock::time_point> InferenceBatcher::next_deadline() const {
 
 void InferenceBatcher::observe_lateness(std::size_t windows, BatchClock::duration overhead,
                                         BatchClock::duration model_time) {
-  constexpr std::size_t window = 128;  // its second largest: about the 99th percentile
-  constexpr int mean_weight = 16;      // the running mean follows the last ~16 model calls
-  auto mean = model_means_.try_emplace(windows, model_time).first;
-  lateness_.push_back(overhead + (model_time - mean->second));
-  mean->second += (model_time - mean->second) / mean_weight;
+  constexpr std::size_t window = 128;     // its second largest: about the 99th percentile
+  constexpr std::size_t model_window = 16;  // model calls per batch size for the typical time
+  auto& times = model_times_[windows];
+  times.push_back(model_time);
+  if (times.size() > model_window) times.pop_front();
+  std::vector<BatchClock::duration> by_time(times.begin(), times.end());
+  std::sort(by_time.begin(), by_time.end());
+  lateness_.push_back(overhead + (model_time - by_time[(by_time.size() - 1) / 2]));
   if (lateness_.size() > window) lateness_.pop_front();
   std::vector<BatchClock::duration> sorted(lateness_.begin(), lateness_.end());
   std::sort(sorted.begin(), sorted.end());

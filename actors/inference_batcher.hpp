@@ -18,14 +18,15 @@
 //   * next_deadline(): when the next bucket is due (nullopt when nothing waits);
 //     a full bucket is due at once.
 //   * close_margin(): how late a deadline batch's answers leave against its due
-//     time + the mean model time of batches of its size, learned from
+//     time + the typical model time of batches of its size, learned from
 //     observe_lateness(): the caller's own overhead around the model call (timer
 //     wake-up, hand-over to the worker, answers going out) plus the call's excess
-//     over that mean (running, per batch size). The margin is the second largest
+//     over the median of the last 16 calls of that batch size (a first call,
+//     which builds its plan, does not set it). The margin is the second largest
 //     of the last 128 (about their 99th percentile, which one outlier does not
 //     set), at least zero, at most max_delay / 2, zero until observed. Closing
-//     that much early makes 99% of answers leave by arrival + max_delay + the mean
-//     model time.
+//     that much early makes 99% of answers leave by arrival + max_delay + the
+//     typical model time.
 //   * Tickets are the caller's; each admitted ticket comes out in exactly one batch.
 // Threading: not thread-safe; one owner (the inference actor). Errors: Result.
 #pragma once
@@ -123,7 +124,7 @@ class InferenceBatcher {
   std::map<BucketKey, std::deque<Waiting>> buckets_;  // no empty deques
   std::size_t queued_ = 0;                            // sum of the deques' sizes
   std::deque<BatchClock::duration> lateness_;         // the last 128 observed
-  std::map<std::size_t, BatchClock::duration> model_means_;  // running mean model time per batch size
+  std::map<std::size_t, std::deque<BatchClock::duration>> model_times_;  // the last 16 per batch size
   BatchClock::duration margin_{};
 };
 
