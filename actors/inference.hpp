@@ -15,9 +15,9 @@
 //   * A batch is dispatched when its bucket holds max_batch windows or its oldest
 //     window is due: at its arrival + max_delay, less the actor's own overhead
 //     (timer wake-up, hand-overs, answers going out) and the model call's excess
-//     over its mean (learned from deadline batches on an idle worker,
-//     InferenceBatcher::close_margin), so that a lone window's answer leaves by
-//     arrival + max_delay + the typical model time (99% of them). The timer is armed for
+//     over its typical time (learned from deadline batches on an idle worker,
+//     InferenceBatcher::close_margin), so that 99% of lone windows' answers leave
+//     by arrival + max_delay + the typical model time. The timer is armed for
 //     that absolute time. Dispatch happens only while fewer than max_in_flight
 //     batches are with the worker: other windows wait and join a later batch.
 //   * A window's answer does not depend on the other windows of its batch beyond
