@@ -97,7 +97,7 @@ std::optional<BatchClock::time_point> InferenceBatcher::next_deadline() const {
 
 void InferenceBatcher::observe_lateness(std::size_t windows, BatchClock::duration overhead,
                                         BatchClock::duration model_time) {
-  constexpr std::size_t window = 128;     // its second largest: about the 99th percentile
+  constexpr std::size_t window = 128;       // its second largest: about the 99th percentile
   constexpr std::size_t model_window = 16;  // model calls per batch size for the typical time
   auto& times = model_times_[windows];
   times.push_back(model_time);

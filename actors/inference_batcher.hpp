@@ -124,7 +124,8 @@ class InferenceBatcher {
   std::map<BucketKey, std::deque<Waiting>> buckets_;  // no empty deques
   std::size_t queued_ = 0;                            // sum of the deques' sizes
   std::deque<BatchClock::duration> lateness_;         // the last 128 observed
-  std::map<std::size_t, std::deque<BatchClock::duration>> model_times_;  // the last 16 per batch size
+  // The last 16 model times of each batch size (windows).
+  std::map<std::size_t, std::deque<BatchClock::duration>> model_times_;
   BatchClock::duration margin_{};
 };
 
