@@ -16,10 +16,11 @@
 //     the process with OMP_WAIT_POLICY=PASSIVE next to other work (models/openmp_env.hpp).
 //     A batch of at most serial_max_batch windows is planned and run with one
 //     OpenMP thread (the caller's; its thread count is restored afterwards): with
-//     PASSIVE each of the pass's ~100 parallel regions wakes the sleeping threads
-//     and waits for them at its barrier, which costs a small batch more than the
-//     parallelism saves (etth1_s_24 at batch 1: 0.5 ms on one thread, 1.0-1.4 ms
-//     on two, with a multi-ms tail when the second thread waits for a core).
+//     PASSIVE each of the pass's parallel regions (primitives and our loops) wakes
+//     the sleeping threads and waits for them at its barrier, which costs a small
+//     batch more than the parallelism saves (etth1_s_24 at batch 1, 5 ms apart, on
+//     a loaded 2-core box: median 0.5-0.6 ms on one thread, 1.0-1.1 ms on two,
+//     with a multi-ms tail when the second thread waits for a core).
 //   * Precision bf16 (opt-in): every Linear and the distilling conv take bf16
 //     weights (converted once: linears per backend, the conv per plan, as its fp32
 //     weights are reordered per plan) and bf16 copies of their inputs, and
