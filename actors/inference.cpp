@@ -242,10 +242,11 @@ struct FrontState {
   }
 
   // Timer wake-up and hand-over up to the model call, and the answers going out
-  // after it: the batcher closes later batches that much early.
+  // after it, with the model call's own time: the batcher closes later batches early
+  // by how late answers leave against due + the typical model time.
   void learn_overhead(Self self, const Batch& batch, const BatchOutput& output) {
     const auto overhead = (output.started - batch.due) + (self->clock().now() - output.ended);
-    batcher.observe_overhead(overhead);
+    batcher.observe_lateness(batch.tickets.size(), overhead, output.ended - output.started);
     metrics.overhead.add(std::chrono::duration<double, std::milli>(overhead).count());
     metrics.close_margin_ms = std::chrono::duration<double, std::milli>(batcher.close_margin()).count();
   }
@@ -357,9 +358,12 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<Lo
     if (backends->count(model.name))
       return Error{Errc::invalid_input, "inference: model '" + model.name + "' given twice"};
     try {
+      models::BackendOptions backend_options;
+      backend_options.precision = model.precision;
+      backend_options.serial_max_batch = options.serial_max_batch;
       (*backends)[model.name] =
           model.backend ? model.backend
-                        : models::make_backend(backend, model.config, model.weights, {model.precision});
+                        : models::make_backend(backend, model.config, model.weights, backend_options);
     } catch (const models::ModelError& e) {
       return Error{Errc::backend_unavailable, "inference: model '" + model.name + "': " + e.what()};
     }

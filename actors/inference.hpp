@@ -14,9 +14,10 @@
 //     batch gets it), Errc::stopped (the actor was shut down while it waited).
 //   * A batch is dispatched when its bucket holds max_batch windows or its oldest
 //     window is due: at its arrival + max_delay, less the actor's own overhead
-//     (timer wake-up, hand-overs, answers going out; learned from deadline batches
-//     on an idle worker, InferenceBatcher::close_margin), so that a lone window's
-//     answer leaves by arrival + max_delay + the model time. The timer is armed for
+//     (timer wake-up, hand-overs, answers going out) and the model call's excess
+//     over its typical time (learned from deadline batches on an idle worker,
+//     InferenceBatcher::close_margin), so that 99% of lone windows' answers leave
+//     by arrival + max_delay + the typical model time. The timer is armed for
 //     that absolute time. Dispatch happens only while fewer than max_in_flight
 //     batches are with the worker: other windows wait and join a later batch.
 //   * A window's answer does not depend on the other windows of its batch beyond
@@ -82,6 +83,11 @@ struct InferenceOptions {
   // of the last one go out; 1: batches form until the worker is free (larger
   // batches under moderate load, a gap between batches at saturation).
   std::size_t max_in_flight = 2;
+  // Batches of at most this many windows run on the worker's thread alone (onednn;
+  // models::BackendOptions::serial_max_batch): a lone window's model call then
+  // takes no OpenMP wake-ups, which under light load are most of its time and all
+  // of its tail. Larger batches, as at saturation, use every OpenMP thread.
+  int64_t serial_max_batch = 1;
   bool detached_worker = true;  // false only for deterministic tests (the worker then runs on the scheduler)
   bool quiet = false;           // true: no log line on stderr
   /// Where the actor's metrics go (label inference=name; must outlive the actor);

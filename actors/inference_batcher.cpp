@@ -95,14 +95,22 @@ std::optional<BatchClock::time_point> InferenceBatcher::next_deadline() const {
   return next;
 }
 
-void InferenceBatcher::observe_overhead(BatchClock::duration overhead) {
-  constexpr std::size_t window = 32;
-  overheads_.push_back(std::max(overhead, BatchClock::duration::zero()));
-  if (overheads_.size() > window) overheads_.pop_front();
-  std::vector<BatchClock::duration> sorted(overheads_.begin(), overheads_.end());
+void InferenceBatcher::observe_lateness(std::size_t windows, BatchClock::duration overhead,
+                                        BatchClock::duration model_time) {
+  constexpr std::size_t window = 128;       // its second largest: about the 99th percentile
+  constexpr std::size_t model_window = 16;  // model calls per batch size for the typical time
+  auto& times = model_times_[windows];
+  times.push_back(model_time);
+  if (times.size() > model_window) times.pop_front();
+  std::vector<BatchClock::duration> by_time(times.begin(), times.end());
+  std::sort(by_time.begin(), by_time.end());
+  lateness_.push_back(overhead + (model_time - by_time[(by_time.size() - 1) / 2]));
+  if (lateness_.size() > window) lateness_.pop_front();
+  std::vector<BatchClock::duration> sorted(lateness_.begin(), lateness_.end());
   std::sort(sorted.begin(), sorted.end());
   const auto high = sorted[sorted.size() - (sorted.size() > 1 ? 2 : 1)];
-  margin_ = std::min(high, std::chrono::duration_cast<BatchClock::duration>(options_.max_delay) / 2);
+  margin_ = std::clamp(high, BatchClock::duration::zero(),
+                       std::chrono::duration_cast<BatchClock::duration>(options_.max_delay) / 2);
 }
 
 std::optional<Batch> InferenceBatcher::take_ready(BatchClock::time_point now) {

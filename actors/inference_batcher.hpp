@@ -17,12 +17,16 @@
 //     at arrival + max_delay - close_margin(), anchored to its arrival.
 //   * next_deadline(): when the next bucket is due (nullopt when nothing waits);
 //     a full bucket is due at once.
-//   * close_margin(): the caller's own overhead around a model call (timer
-//     wake-up, hand-over to the worker, answers going out), learned from
-//     observe_overhead(): the second largest of the last 32 observations (a high
-//     quantile that one outlier does not set), at most max_delay / 2, zero until
-//     observed. Closing that much early makes the answers leave by arrival +
-//     max_delay + the model time, instead of that plus the overhead.
+//   * close_margin(): how late a deadline batch's answers leave against its due
+//     time + the typical model time of batches of its size, learned from
+//     observe_lateness(): the caller's own overhead around the model call (timer
+//     wake-up, hand-over to the worker, answers going out) plus the call's excess
+//     over the median of the last 16 calls of that batch size (a first call,
+//     which builds its plan, does not set it). The margin is the second largest
+//     of the last 128 (about their 99th percentile, which one outlier does not
+//     set), at least zero, at most max_delay / 2, zero until observed. Closing
+//     that much early makes 99% of answers leave by arrival + max_delay + the
+//     typical model time.
 //   * Tickets are the caller's; each admitted ticket comes out in exactly one batch.
 // Threading: not thread-safe; one owner (the inference actor). Errors: Result.
 #pragma once
@@ -86,10 +90,11 @@ class InferenceBatcher {
 
   std::optional<Batch> take_ready(BatchClock::time_point now);
 
-  /// One batch's overhead: how far its model call started after it was due, plus
-  /// the time from the model's end until its answers went out. Only for batches
-  /// closed by their deadline that found the worker idle (no queueing in it).
-  void observe_overhead(BatchClock::duration overhead);
+  /// One batch of `windows`: its overhead (how far its model call started after
+  /// it was due, plus the time from the model's end until its answers went out)
+  /// and its model call's time. Only for batches closed by their deadline that
+  /// found the worker idle (no queueing in it).
+  void observe_lateness(std::size_t windows, BatchClock::duration overhead, BatchClock::duration model_time);
   BatchClock::duration close_margin() const { return margin_; }
 
   /// Removes every waiting window and returns their tickets (shutdown).
@@ -118,7 +123,9 @@ class InferenceBatcher {
   std::map<std::string, Shape> models_;
   std::map<BucketKey, std::deque<Waiting>> buckets_;  // no empty deques
   std::size_t queued_ = 0;                            // sum of the deques' sizes
-  std::deque<BatchClock::duration> overheads_;        // the last 32 observed
+  std::deque<BatchClock::duration> lateness_;         // the last 128 observed
+  // The last 16 model times of each batch size (windows).
+  std::map<std::size_t, std::deque<BatchClock::duration>> model_times_;
   BatchClock::duration margin_{};
 };
 

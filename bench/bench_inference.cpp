@@ -20,8 +20,10 @@
 //
 // usage: bench_inference [--seconds 10] [--rate 50] [--max-delay-ms 5] [--precision fp32|bf16]
 //                        [--only saturation|latency] [--scheduler inference|caf-default]
+//                        [--serial-max-batch N]
 // --scheduler caf-default leaves CAF's scheduler polling as it is, for comparison
-// with actors::configure_scheduler_for_inference (the default).
+// with actors::configure_scheduler_for_inference (the default). --serial-max-batch:
+// InferenceOptions::serial_max_batch (0: every batch on all OpenMP threads).
 // Re-executes itself with OMP_WAIT_POLICY=PASSIVE unless the environment sets it.
 #include <algorithm>
 #include <atomic>
@@ -142,6 +144,7 @@ int main(int argc, char** argv) {
   std::string precision = "fp32";
   std::string only;  // "saturation" or "latency": one part alone (profiling)
   std::string scheduler = "inference";
+  int64_t serial_max_batch = actors::InferenceOptions{}.serial_max_batch;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
     if (k == "--seconds")
@@ -156,6 +159,8 @@ int main(int argc, char** argv) {
       only = v;
     else if (k == "--scheduler" && (v == "inference" || v == "caf-default"))
       scheduler = v;
+    else if (k == "--serial-max-batch")
+      serial_max_batch = std::atoll(v.c_str());
     else {
       std::fprintf(stderr, "bench_inference: unknown option %s\n", k.c_str());
       return 2;
@@ -177,9 +182,11 @@ int main(int argc, char** argv) {
   caf::actor_system sys{cfg};
   std::printf(
       "{\"bench\":\"setup\",\"model\":\"etth1_s_24\",\"d_model\":%d,\"seq_len\":%d,\"pred_len\":%d,"
-      "\"backend\":\"%s\",\"precision\":\"%s\",\"omp_wait_policy_passive\":%s,\"caf_threads\":2,\"scheduler\":\"%s\",\"load1\":%.2f}\n",
+      "\"backend\":\"%s\",\"precision\":\"%s\",\"omp_wait_policy_passive\":%s,\"caf_threads\":2,"
+      "\"scheduler\":\"%s\",\"serial_max_batch\":%lld,\"load1\":%.2f}\n",
       config.d_model, config.seq_len, config.pred_len, backend_name.c_str(), precision.c_str(),
-      models::passive_wait_policy() ? "true" : "false", scheduler.c_str(), load1());
+      models::passive_wait_policy() ? "true" : "false", scheduler.c_str(),
+      static_cast<long long>(serial_max_batch), load1());
   std::fflush(stdout);
   auto offline_backend = models::make_backend(backend_name, config, weights, {prec});
   const std::size_t max_batch = 32;
@@ -191,6 +198,7 @@ int main(int argc, char** argv) {
     o.batching.max_batch = max_batch;
     o.batching.max_delay = std::chrono::milliseconds(max_delay_ms);
     o.batching.max_queue = 4096;
+    o.serial_max_batch = serial_max_batch;
     o.quiet = true;
     auto inference = actors::spawn_inference(sys, {{"h24", config, weights, prec}}, o);
     if (!inference) {
@@ -256,6 +264,7 @@ int main(int argc, char** argv) {
   o.backend = backend_name;
   o.batching.max_batch = max_batch;
   o.batching.max_delay = std::chrono::milliseconds(max_delay_ms);
+  o.serial_max_batch = serial_max_batch;
   o.quiet = true;
   auto inference = actors::spawn_inference(sys, {{"h24", config, weights, prec}}, o);
   if (!inference) return 1;

@@ -94,7 +94,8 @@ std::unique_ptr<Backend> make_backend(std::string_view requested, const Informer
   if (name == "reference") return std::make_unique<ReferenceBackend>(config, std::move(weights));
   if (name == "onednn") {
 #ifdef KINFORMER_HAVE_ONEDNN
-    return std::make_unique<OneDnnBackend>(config, std::move(weights), options.precision);
+    return std::make_unique<OneDnnBackend>(config, std::move(weights), options.precision,
+                                           options.serial_max_batch);
 #else
     throw BackendUnavailable(
         "backend 'onednn' is not available: this build has no oneDNN (KINFORMER_MODELS_ONLY)");

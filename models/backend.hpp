@@ -97,6 +97,9 @@ struct BackendOptions {
   Precision precision = Precision::fp32;
   bool cuda_graphs = true;  // cuda: capture each shape's forward pass once and replay it (launch overhead)
   int cuda_device = 0;      // cuda: device ordinal; one backend = one stream on it
+  // onednn: batches of at most this many windows run on the calling thread alone
+  // (OneDnnBackend::threads_for); 0: every batch on all OpenMP threads.
+  int64_t serial_max_batch = 0;
 };
 
 /// "reference", "onednn", "cuda", or "auto" (= preferred_backend()); ModelError for an

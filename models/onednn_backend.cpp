@@ -5,6 +5,7 @@
 #include <cstring>
 #include <functional>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
 #include <optional>
 #include <unordered_map>
 
@@ -18,6 +19,23 @@ using tag = memory::format_tag;
 using dims = memory::dims;
 
 float* fptr(const memory& m) { return static_cast<float*>(m.get_data_handle()); }
+
+// Sets the calling thread's OpenMP thread count for one forecast and restores it
+// (the count is per thread: other threads' forecasts are not affected).
+class ThreadCountScope {
+ public:
+  explicit ThreadCountScope(int threads) : saved_(omp_get_max_threads()) {
+    if (threads != saved_) omp_set_num_threads(threads);
+  }
+  ~ThreadCountScope() {
+    if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
+  }
+  ThreadCountScope(const ThreadCountScope&) = delete;
+  ThreadCountScope& operator=(const ThreadCountScope&) = delete;
+
+ private:
+  int saved_;
+};
 
 // One step of an execution plan: a oneDNN primitive with its arguments, or one of
 // our loops (which runs after the stream has drained).
@@ -337,8 +355,12 @@ class PlanBuilder {
 
 }  // namespace
 
-OneDnnBackend::OneDnnBackend(InformerConfig config, std::shared_ptr<const InformerWeights> weights, Precision precision)
-    : Backend(std::move(config), std::move(weights)), precision_(precision), engine_(std::make_unique<Engine>()) {
+OneDnnBackend::OneDnnBackend(InformerConfig config, std::shared_ptr<const InformerWeights> weights,
+                             Precision precision, int64_t serial_max_batch)
+    : Backend(std::move(config), std::move(weights)),
+      precision_(precision),
+      serial_max_batch_(serial_max_batch),
+      engine_(std::make_unique<Engine>()) {
   engine_->bf16 = precision == Precision::bf16;
   for (const auto& l : weights_->encoder_layers) engine_->encoder_attention.push_back(fuse(l.attention));
   for (const auto& l : weights_->decoder_layers) {
@@ -349,6 +371,10 @@ OneDnnBackend::OneDnnBackend(InformerConfig config, std::shared_ptr<const Inform
 }
 
 OneDnnBackend::~OneDnnBackend() = default;
+
+int OneDnnBackend::threads_for(int64_t batch) const {
+  return batch <= serial_max_batch_ ? 1 : omp_get_max_threads();
+}
 
 namespace {
 
@@ -643,6 +669,8 @@ void OneDnnBackend::run(const ForecastInput& in, Tensor& out, ProbSparseSampler&
   const int64_t b_n = in.x_enc.dim(0), l_enc = in.x_enc.dim(1), l_dec = in.x_dec.dim(1);
   auto key = std::make_tuple(b_n, l_enc, l_dec);
   auto it = plans_.find(key);
+  // A plan is built and run with the same thread count: its primitives split their work for it.
+  const ThreadCountScope threads(threads_for(b_n));
   try {
     if (it == plans_.end()) {
       auto plan = std::make_unique<Plan>();

@@ -14,6 +14,13 @@
 //     calls allocate nothing (user-managed oneDNN scratchpad, no tracing).
 //   * Threads: oneDNN's OpenMP runtime; set OMP_NUM_THREADS deliberately, and run
 //     the process with OMP_WAIT_POLICY=PASSIVE next to other work (models/openmp_env.hpp).
+//     A batch of at most serial_max_batch windows is planned and run with one
+//     OpenMP thread (the caller's; its thread count is restored afterwards): with
+//     PASSIVE each of the pass's parallel regions (primitives and our loops) wakes
+//     the sleeping threads and waits for them at its barrier, which costs a small
+//     batch more than the parallelism saves (etth1_s_24 at batch 1, 5 ms apart, on
+//     a loaded 2-core box: median 0.5-0.6 ms on one thread, 1.0-1.1 ms on two,
+//     with a multi-ms tail when the second thread waits for a core).
 //   * Precision bf16 (opt-in): every Linear and the distilling conv take bf16
 //     weights (converted once: linears per backend, the conv per plan, as its fp32
 //     weights are reordered per plan) and bf16 copies of their inputs, and
@@ -35,10 +42,14 @@ namespace kinformer::models {
 class OneDnnBackend final : public Backend {
  public:
   OneDnnBackend(InformerConfig config, std::shared_ptr<const InformerWeights> weights,
-                Precision precision = Precision::fp32);
+                Precision precision = Precision::fp32, int64_t serial_max_batch = 0);
   ~OneDnnBackend() override;
   std::string_view name() const override { return "onednn"; }
   Precision precision() const { return precision_; }
+
+  /// OpenMP threads a batch of `batch` windows runs on: 1 up to serial_max_batch,
+  /// else the calling thread's omp_get_max_threads().
+  int threads_for(int64_t batch) const;
 
   /// Number of cached execution plans (one per distinct input shape).
   size_t plan_count() const { return plans_.size(); }
@@ -52,6 +63,7 @@ class OneDnnBackend final : public Backend {
 
  private:
   Precision precision_;
+  int64_t serial_max_batch_;
   std::unique_ptr<Engine> engine_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<Plan>> plans_;
 };

@@ -58,8 +58,8 @@ TEST_CASE("a bucket closes early by the overhead the actor observed so its answe
   auto b = make_batcher(3);
   auto c = small_informer();
   CHECK(b.close_margin() == 0ms);  // nothing observed yet
-  b.observe_overhead(1ms);
-  b.observe_overhead(1ms);
+  b.observe_lateness(1, 1ms, 2ms);
+  b.observe_lateness(1, 1ms, 2ms);
   CHECK(b.close_margin() == 1ms);
   REQUIRE(b.admit(1, window("a", c, 1), t0));
   REQUIRE(b.admit(2, window("a", c, 2), t0 + 2ms));  // later company does not move the deadline
@@ -80,15 +80,33 @@ TEST_CASE("a bucket closes early by the overhead the actor observed so its answe
 TEST_CASE("the close margin ignores one outlier and never exceeds half the max delay",
           "[inference][batcher][unit]") {
   auto b = make_batcher();
-  for (int i = 0; i < 10; ++i) b.observe_overhead(500us);
-  b.observe_overhead(4ms);  // one slow wake-up
+  for (int i = 0; i < 10; ++i) b.observe_lateness(1, 500us, 1ms);
+  b.observe_lateness(1, 4ms, 1ms);  // one slow wake-up
   CHECK(b.close_margin() == 500us);
-  b.observe_overhead(4ms);  // a second one within the last 32
+  b.observe_lateness(1, 4ms, 1ms);  // a second one within the last 128
   CHECK(b.close_margin() == 2500us);
-  for (int i = 0; i < 32; ++i) b.observe_overhead(200us);  // the slow ones age out
+  for (int i = 0; i < 126; ++i) b.observe_lateness(1, 200us, 1ms);
+  CHECK(b.close_margin() == 2500us);  // both are still among the last 128
+  b.observe_lateness(1, 200us, 1ms);  // the first ages out; the one left is an outlier
   CHECK(b.close_margin() == 200us);
-  b.observe_overhead(-1ms);  // a model call that started before its due time counts as none
-  CHECK(b.close_margin() == 200us);
+  for (int i = 0; i < 128; ++i) b.observe_lateness(1, -1ms, 1ms);  // model calls that started early
+  CHECK(b.close_margin() == 0ms);
+}
+
+TEST_CASE("the close margin covers a model call's excess over the typical time of its batch size",
+          "[inference][batcher][unit]") {
+  auto b = make_batcher();
+  b.observe_lateness(1, 100us, 50ms);  // the first call of a shape builds its plan
+  for (int i = 0; i < 20; ++i) b.observe_lateness(1, 100us, 1ms);
+  CHECK(b.close_margin() == 100us);  // the plan's build is not what a call typically takes
+  for (int i = 0; i < 3; ++i) b.observe_lateness(8, 100us, 5ms);  // larger batches take longer: no excess
+  CHECK(b.close_margin() == 100us);
+  b.observe_lateness(1, 100us, 1300us);  // one slow lone window
+  CHECK(b.close_margin() == 100us);
+  b.observe_lateness(1, 100us, 1300us);  // a second: 300 us over the typical 1 ms
+  CHECK(b.close_margin() == 400us);
+  b.observe_lateness(1, 100us, 800us);  // a fast one is no excess
+  CHECK(b.close_margin() == 400us);
 }
 
 TEST_CASE("windows are stacked in ticket order with their own values", "[inference][batcher][unit]") {
