@@ -61,8 +61,13 @@ Windows random_windows(int64_t batch, std::mt19937& rng) {
 
 TEST_CASE("a oneDNN batch of at most serial_max_batch windows runs on one thread and a larger one on all",
           "[models][onednn][unit]") {
-  const int caller_threads = omp_get_max_threads();
-  omp_set_num_threads(2);  // as on a 2-core machine, whatever this one has
+  // As on a 2-core machine, whatever this one has; restored however the test ends, since
+  // the other model tests run on this thread after it.
+  struct RestoreThreads {
+    int count = omp_get_max_threads();
+    ~RestoreThreads() { omp_set_num_threads(count); }
+  } restore;
+  omp_set_num_threads(2);
   auto config = small_config();
   auto weights = models::random_weights(config, 3);
   models::BackendOptions serial;
@@ -90,5 +95,4 @@ TEST_CASE("a oneDNN batch of at most serial_max_batch windows runs on one thread
       max_error = std::max(max_error, static_cast<double>(std::fabs(a.data[i] - b.data[i])));
     CHECK(max_error < 1e-4);  // the same forecast, up to the order of fp32 sums
   }
-  omp_set_num_threads(caller_threads);
 }
