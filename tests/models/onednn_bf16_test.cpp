@@ -9,26 +9,12 @@
 #include "models/backend.hpp"
 #include "models/model_error.hpp"
 #include "models/onednn_backend.hpp"
+#include "tests/models/small_config.hpp"
 
 namespace models = kinformer::models;
 using models::Tensor;
 
 namespace {
-
-// Small, and with every query selected (factor 100, informer-model.md §3.4), so
-// that fp32 rounding cannot flip a ProbSparse top-u choice: the error measured is
-// bf16's alone.
-models::InformerConfig small_config() {
-  models::InformerConfig c;
-  c.d_model = 64;
-  c.n_heads = 4;
-  c.d_ff = 128;
-  c.factor = 100;
-  c.seq_len = 40;
-  c.label_len = 20;
-  c.pred_len = 10;
-  return c;
-}
 
 Tensor random_tensor(models::Shape shape, std::mt19937& rng, float scale) {
   Tensor t(std::move(shape));
@@ -41,7 +27,7 @@ Tensor random_tensor(models::Shape shape, std::mt19937& rng, float scale) {
 
 TEST_CASE("bf16 forecasts stay within bf16 rounding of fp32 and are not fp32 in disguise",
           "[models][onednn][bf16][unit]") {
-  auto config = small_config();
+  auto config = kinformer::testing::every_query_config();
   auto weights = models::random_weights(config, 3);
   auto fp32 = models::make_backend("onednn", config, weights);
   models::BackendOptions bf16_options;
@@ -69,7 +55,7 @@ TEST_CASE("bf16 forecasts stay within bf16 rounding of fp32 and are not fp32 in 
 
 TEST_CASE("the reference backend refuses bf16 and onednn refuses what it does not implement",
           "[models][backend][bf16][unit]") {
-  auto config = small_config();
+  auto config = kinformer::testing::every_query_config();
   auto weights = models::random_weights(config, 3);
   models::BackendOptions bf16, fp16;
   bf16.precision = models::Precision::bf16;

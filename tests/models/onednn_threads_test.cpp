@@ -9,25 +9,12 @@
 
 #include "models/backend.hpp"
 #include "models/onednn_backend.hpp"
+#include "tests/models/small_config.hpp"
 
 namespace models = kinformer::models;
 using models::Tensor;
 
 namespace {
-
-// Every query selected (factor 100, informer-model.md §3.4): thread counts may
-// reassociate sums, and a near-tie in top-u must not turn that into another selection.
-models::InformerConfig small_config() {
-  models::InformerConfig c;
-  c.d_model = 64;
-  c.n_heads = 4;
-  c.d_ff = 128;
-  c.factor = 100;
-  c.seq_len = 40;
-  c.label_len = 20;
-  c.pred_len = 10;
-  return c;
-}
 
 // Seeded draws, and the OpenMP thread count in force where the forward pass asks for them.
 class ThreadRecordingSampler final : public models::ProbSparseSampler {
@@ -68,7 +55,7 @@ TEST_CASE("a oneDNN batch of at most serial_max_batch windows runs on one thread
     ~RestoreThreads() { omp_set_num_threads(count); }
   } restore;
   omp_set_num_threads(2);
-  auto config = small_config();
+  auto config = kinformer::testing::every_query_config();
   auto weights = models::random_weights(config, 3);
   models::BackendOptions serial;
   serial.serial_max_batch = 2;
