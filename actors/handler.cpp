@@ -8,6 +8,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/every_actor.hpp"
+#include "actors/tsan.hpp"
 
 namespace kinformer::actors {
 
@@ -96,8 +97,13 @@ HandlerActor::behavior_type handler(HandlerActor::pointer, HopFunc func,
       [=](notify_atom, const RegistrationId& id, const NotificationBatchPtr& batch) {
         detail::taking_over();
         // No handing_over() here: it would order this handler's user code before
-        // every other handler's next batch and hide races between handlers.
-        return std::make_tuple(handled_atom::value, id, handle_batch(func, *batch, *stats));
+        // every other handler's next batch and hide races between handlers. Only the
+        // report's own heap blocks are handed over, to the processor that reads them
+        // (ProcessorState::answered); TSAN saw the failure text race without this.
+        auto report = handle_batch(func, *batch, *stats);
+        detail::handing_over(report.failure.data());
+        detail::handing_over(report.stopped.data());
+        return std::make_tuple(handled_atom::value, id, std::move(report));
       },
   };
 }

@@ -22,6 +22,7 @@
 
 #include "actors/coalescing_backlog.hpp"
 #include "actors/every_actor.hpp"
+#include "actors/tsan.hpp"
 #include "runtime/log.hpp"
 
 namespace kinformer::actors {
@@ -429,6 +430,8 @@ struct ProcessorState {
   }
 
   void answered(RegistrationId id, std::uint64_t seq, const HopReport& report) {
+    detail::taking_over(report.failure.data());  // the handler's handing_over(): handler.cpp
+    detail::taking_over(report.stopped.data());
     auto found = members.find(id);
     if (found == members.end() || !found->second.in_flight || found->second.in_flight->seq != seq) return;
     auto& member = found->second;

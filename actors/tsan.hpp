@@ -38,6 +38,28 @@ inline void taking_over() noexcept {
 #endif
 }
 
+/// The same for one heap block that travels in a message (a string's or a vector's
+/// buffer, whose address moves with it), without the shared token: what this thread
+/// wrote so far happens before what the thread calling taking_over(block) does next, and
+/// nothing else is ordered. For replies whose sender must not be ordered before every
+/// other actor's next message (the handlers' reports, actors/handler.cpp). Null: nothing.
+inline void handing_over(const void* block) noexcept {
+#if defined(__SANITIZE_THREAD__)
+  if (block) __tsan_release(const_cast<void*>(block));
+#else
+  (void)block;
+#endif
+}
+
+/// The receiving end of handing_over(block).
+inline void taking_over(const void* block) noexcept {
+#if defined(__SANITIZE_THREAD__)
+  if (block) __tsan_acquire(const_cast<void*>(block));
+#else
+  (void)block;
+#endif
+}
+
 /// Both ends of a handler: taking_over() now and handing_over() when it returns.
 /// CAF moves an actor between worker threads through atomics TSAN cannot see; this
 /// orders the actor's own state from one handler to the next, wherever they run.
