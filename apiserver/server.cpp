@@ -721,7 +721,9 @@ Result<std::uint16_t> Server::start() {
   if (!s.options.etcd.endpoints.empty() && !s.options.data_file.empty())
     return Error{Errc::server_error, "a data file and etcd endpoints exclude each other: objects live in one place"};
   if (!s.storage) {
-    auto opened = EtcdStorage::open(s.registry, s.options.etcd);
+    EtcdOptions etcd = s.options.etcd;
+    etcd.watch_history = s.options.watch_history;  // one knob for both storages (per type on etcd)
+    auto opened = EtcdStorage::open(s.registry, etcd);
     if (!opened) return std::move(opened).error();
     s.etcd = std::move(opened).value();
     s.storage = s.etcd.get();

@@ -70,10 +70,11 @@ struct ServerOptions {
   std::string tls_key_file;
   std::string client_ca_file;  // PEM CA bundle: client certificates it signed authenticate (TLS only)
   std::string data_file;                   // "" = no persistence
-  EtcdOptions etcd;                        // endpoints set: objects live in etcd (not with data_file)
+  EtcdOptions etcd;                        // endpoints set: objects live in etcd (not with data_file);
+                                           // its watch_history is this struct's
   std::uint64_t wal_compact_bytes = 64ull << 20;  // log size that triggers a snapshot
   bool repair = false;                     // truncate the log at a corrupt record instead of failing
-  std::size_t watch_history = 10000;       // events kept for resumption (410 beyond)
+  std::size_t watch_history = 10000;       // events kept for resumption (410 beyond); per type on etcd
   std::size_t watch_history_bytes = 256 * 1024 * 1024;  // ... and at most this many bytes of them
   std::size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's request limit
   ObjectLimits limits;                 // every decoded or patched object: size, depth, patch operations

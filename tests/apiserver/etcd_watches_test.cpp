@@ -100,7 +100,7 @@ TEST_CASE("On etcd a busy type does not push an idle type's events out of the wa
   EtcdProcess etcd;
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
   auto options = on_etcd(etcd);
-  options.etcd.watch_history = 5;
+  options.watch_history = 5;
   TestServer server(options);
   auto quiet = server.request("POST", configmaps, configmap("quiet"));
   REQUIRE(quiet.status == 201);

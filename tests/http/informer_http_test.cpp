@@ -1,9 +1,8 @@
 // Informers over real loopback HTTP against the embedded API server (issue 8,
 // item 5): a paginated initial list of 10k objects, churn from another client,
 // watch-history expiry with tombstones, and server restarts with and without its
-// data file. The [any-storage] cases run on etcd too (tests/support/test_storage.hpp);
-// the restart cases are the memory store's: across a restart etcd keeps the history,
-// so the informer's watch resumes instead of relisting.
+// data file. The [any-storage] cases run on etcd too (tests/support/test_storage.hpp),
+// where a server restart keeps etcd's data; the data-file cases are the memory store's.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -18,6 +17,7 @@
 
 #include "tests/apiserver/test_server.hpp"
 #include "tests/http/http_fixture.hpp"
+#include "tests/support/test_storage.hpp"
 
 using kinformer::Errc;
 using kinformer::testing::cache_state;
@@ -112,15 +112,17 @@ TEST_CASE("an informer over HTTP pages through 10k objects then matches the serv
   informer->stop();
 }
 
-TEST_CASE(
-    "an informer relists with tombstones when its watch falls out of the server's history and follows "
-    "restarts with and without the data file",
-    "[http][item-5][integration]") {
-  char pattern[] = "/tmp/kinformer-http-data-XXXXXX";
-  const std::string dir = ::mkdtemp(pattern);
-  const std::string data_file = dir + "/store.json";
-  const auto options = restartable_server(data_file);
+namespace {
 
+// A server on the storage under test that the informer's watch falls behind: the server
+// is stopped (the informer's watch breaks and its re-watches are refused), started again
+// on the same port and storage (the data file, or etcd), and changes more than its watch
+// history holds while the informer backs off. The informer must relist, with tombstones
+// for what was deleted meanwhile.
+void expect_relist_with_tombstones_after_restart(const std::string& data_file) {
+  auto placed = kinformer::testing::on_test_storage(restartable_server(data_file));
+  REQUIRE(placed);
+  const auto options = placed.value();  // the same storage (and etcd keys) for both servers
   HttpFixture f;
   auto client = make_client("http://127.0.0.1:" + std::to_string(options.port));
   std::optional<TestServer> t(std::in_place, options);
@@ -129,40 +131,61 @@ TEST_CASE(
   informer->run();
   REQUIRE(informer->wait_for_sync(30s));
   CHECK(informer->indexer().size() == 10);
+  t.reset();
+  t.emplace(options);
+  // While the informer backs off: two deletions and more events than the history keeps.
+  REQUIRE(t->server().call("DELETE", configmaps + "/cm-0").status == 200);
+  REQUIRE(t->server().call("DELETE", configmaps + "/cm-1").status == 200);
+  for (int round = 0; round < 5; ++round)
+    for (int i = 2; i < 10; ++i)
+      REQUIRE(t->server()
+                  .call("PUT", configmaps + "/cm-" + std::to_string(i),
+                        configmap("cm-" + std::to_string(i), "r" + std::to_string(round)))
+                  .status == 200);
+  const auto expected = server_state(t->port(), configmaps);
+  eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the restart");
+  eventually(
+      [&] {
+        return f.seen.tombstones() == std::set<std::string>{"default/cm-0", "default/cm-1"};
+      },
+      "tombstones for the two objects deleted while the watch was away (a relist)");
+  CHECK(f.seen.saw_error(Errc::gone));  // the re-watch was too old: 410, then the relist
+  CHECK(f.seen.last() == expected);
+  informer->stop();
+}
 
-  SECTION("restarted with its data file, then more changes than the history holds") {
-    t.reset();  // saves the data file; the informer's watch breaks and its re-watches are refused
-    t.emplace(options);
-    // While the informer backs off: two deletions and more events than the history keeps.
-    REQUIRE(t->server().call("DELETE", configmaps + "/cm-0").status == 200);
-    REQUIRE(t->server().call("DELETE", configmaps + "/cm-1").status == 200);
-    for (int round = 0; round < 5; ++round)
-      for (int i = 2; i < 10; ++i)
-        REQUIRE(t->server()
-                    .call("PUT", configmaps + "/cm-" + std::to_string(i),
-                          configmap("cm-" + std::to_string(i), "r" + std::to_string(round)))
-                    .status == 200);
-    const auto expected = server_state(t->port(), configmaps);
-    eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the restart");
-    eventually(
-        [&] {
-          return f.seen.tombstones() == std::set<std::string>{"default/cm-0", "default/cm-1"};
-        },
-        "tombstones for the two objects deleted while the watch was away (a relist)");
-    CHECK(f.seen.saw_error(Errc::gone));  // the re-watch was too old: 410, then the relist
-    CHECK(f.seen.last() == expected);
-  }
-  SECTION("restarted without its data file") {
-    t.reset();
-    std::system(("rm -f '" + data_file + "'*").c_str());  // the snapshot and any write-ahead log beside it
-    t.emplace(options);  // an empty store whose resourceVersions start over
-    REQUIRE(t->server().call("POST", configmaps, configmap("fresh")).status == 201);
-    const auto expected = server_state(t->port(), configmaps);
-    REQUIRE(expected.size() == 1);
-    eventually([&] { return cache_state(*informer) == expected; },
-               "the cache to converge on the new, empty server (a relist at resourceVersion \"\")");
-    eventually([&] { return f.seen.tombstones().size() == 10; }, "tombstones for the 10 vanished objects");
-  }
+}  // namespace
+
+TEST_CASE("an informer relists with tombstones when its watch falls out of the server's history across a restart",
+          "[http][item-5][any-storage][integration]") {
+  char pattern[] = "/tmp/kinformer-http-data-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  // On etcd the data file is unused: the storage under test keeps the objects.
+  expect_relist_with_tombstones_after_restart(kinformer::testing::test_storage() == "etcd" ? "" : dir + "/store.json");
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("an informer follows a server restarted without its data file", "[http][item-5][integration]") {
+  char pattern[] = "/tmp/kinformer-http-data-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  const std::string data_file = dir + "/store.json";
+  const auto options = restartable_server(data_file);
+  HttpFixture f;
+  auto client = make_client("http://127.0.0.1:" + std::to_string(options.port));
+  std::optional<TestServer> t(std::in_place, options);
+  add_configmaps(t->server(), 10);
+  auto informer = f.informer(client, configmaps);
+  informer->run();
+  REQUIRE(informer->wait_for_sync(30s));
+  t.reset();
+  std::system(("rm -f '" + data_file + "'*").c_str());  // the snapshot and any write-ahead log beside it
+  t.emplace(options);  // an empty store whose resourceVersions start over
+  REQUIRE(t->server().call("POST", configmaps, configmap("fresh")).status == 201);
+  const auto expected = server_state(t->port(), configmaps);
+  REQUIRE(expected.size() == 1);
+  eventually([&] { return cache_state(*informer) == expected; },
+             "the cache to converge on the new, empty server (a relist at resourceVersion \"\")");
+  eventually([&] { return f.seen.tombstones().size() == 10; }, "tombstones for the 10 vanished objects");
   informer->stop();
   t.reset();
   std::system(("rm -rf '" + dir + "'").c_str());

@@ -10,8 +10,10 @@
 // Contract
 //   * on_test_storage(options) returns the options unchanged for memory. For etcd it
 //     sets the endpoint and a key prefix of its own for each server, so servers of
-//     one process do not see each other's objects. (A data_file with etcd is refused
-//     by Server::start(): tests of the data file are the memory store's.)
+//     one process do not see each other's objects. Options that name etcd endpoints
+//     already (what an earlier call returned) come back unchanged: a server restarted
+//     with them finds its objects. (A data_file with etcd is refused by
+//     Server::start(): tests of the data file are the memory store's.)
 //   * The etcd process is shared by the whole test process, its data directory on
 //     /dev/shm where there is one: these suites test the API, not fsync (the etcd
 //     storage's own tests keep etcd on disk), and the suites stay fast.

@@ -186,7 +186,6 @@ int run_apiserver(int argc, char** argv) {
       options.wal_compact_bytes = n;
     } else if (arg == "--watch-history" && value(v) && parse_number(v, 100000000, n) && n > 0) {
       options.watch_history = static_cast<std::size_t>(n);
-      options.etcd.watch_history = options.watch_history;
     } else if (arg == "--bookmark-interval" && value(v) && parse_number(v, 86400, n) && n > 0) {
       options.bookmark_interval = std::chrono::seconds(n);
     } else if (arg == "--threads" && value(v) && parse_number(v, 64, n) && n > 0) {
