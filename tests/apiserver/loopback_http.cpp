@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -271,6 +274,21 @@ std::optional<std::string> WatchStream::next_line(std::chrono::milliseconds time
     if (ended_ || Clock::now() >= deadline) return std::nullopt;
     fill(deadline);
   }
+}
+
+std::optional<std::string> WatchStream::bookmark_past(std::uint64_t rv, std::chrono::milliseconds within) {
+  const auto end = Clock::now() + within;
+  while (Clock::now() < end) {
+    auto line = next_line(std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()));
+    if (!line) break;
+    auto event = nlohmann::json::parse(*line, nullptr, false);
+    if (!event.is_object() || event.value("type", "") != "BOOKMARK")
+      return "an event that is not a bookmark: " + *line;
+    const auto& version = event["object"]["metadata"]["resourceVersion"];
+    if (version.is_string() && std::stoull(version.get<std::string>()) >= rv) return std::nullopt;
+  }
+  return "no bookmark at or past resourceVersion " + std::to_string(rv) + " within " +
+         std::to_string(within.count()) + " ms";
 }
 
 long WatchStream::drain_count() {

@@ -70,6 +70,10 @@ class WatchStream {
   int status() const { return status_; }
   /// The next event line, or nullopt at the end of the stream or at the deadline.
   std::optional<std::string> next_line(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// Reads events until a BOOKMARK at or past `rv` arrives, within `within`: nullopt then,
+  /// else what happened instead (no event in time, or an event that is not a bookmark).
+  std::optional<std::string> bookmark_past(std::uint64_t rv,
+                                           std::chrono::milliseconds within = std::chrono::seconds(15));
   /// True once the server ended the stream (last chunk or EOF).
   bool ended() const { return ended_; }
   /// The whole non-event body of a non-200 response.

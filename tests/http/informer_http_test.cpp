@@ -119,18 +119,33 @@ namespace {
 // on the same port and storage (the data file, or etcd), and changes more than its watch
 // history holds while the informer backs off. The informer must relist, with tombstones
 // for what was deleted meanwhile.
-void expect_relist_with_tombstones_after_restart(const std::string& data_file) {
-  auto placed = kinformer::testing::on_test_storage(restartable_server(data_file));
-  REQUIRE(placed);
-  const auto options = placed.value();  // the same storage (and etcd keys) for both servers
+// A server with 10 configmaps on the storage under test (the same storage, and etcd keys,
+// for a server restarted with `options`), and an informer over HTTP synced with it.
+struct FollowedServer {
+  explicit FollowedServer(const std::string& data_file)
+      : options([&] {
+          auto placed = kinformer::testing::on_test_storage(restartable_server(data_file));
+          REQUIRE(placed);
+          return placed.value();
+        }()),
+        t(std::in_place, options) {
+    add_configmaps(t->server(), 10);
+    informer = f.informer(make_client("http://127.0.0.1:" + std::to_string(options.port)), configmaps);
+    informer->run();
+    REQUIRE(informer->wait_for_sync(30s));
+    CHECK(informer->indexer().size() == 10);
+  }
+  ~FollowedServer() { informer->stop(); }
+
+  const kinformer::apiserver::ServerOptions options;
   HttpFixture f;
-  auto client = make_client("http://127.0.0.1:" + std::to_string(options.port));
-  std::optional<TestServer> t(std::in_place, options);
-  add_configmaps(t->server(), 10);
-  auto informer = f.informer(client, configmaps);
-  informer->run();
-  REQUIRE(informer->wait_for_sync(30s));
-  CHECK(informer->indexer().size() == 10);
+  std::optional<TestServer> t;
+  std::unique_ptr<kinformer::SharedInformer> informer;
+};
+
+void expect_relist_with_tombstones_after_restart(const std::string& data_file) {
+  FollowedServer s(data_file);
+  auto& [options, f, t, informer] = s;
   t.reset();
   t.emplace(options);
   // While the informer backs off: two deletions and more events than the history keeps.
@@ -151,7 +166,6 @@ void expect_relist_with_tombstones_after_restart(const std::string& data_file) {
       "tombstones for the two objects deleted while the watch was away (a relist)");
   CHECK(f.seen.saw_error(Errc::gone));  // the re-watch was too old: 410, then the relist
   CHECK(f.seen.last() == expected);
-  informer->stop();
 }
 
 }  // namespace
@@ -169,14 +183,8 @@ TEST_CASE("an informer follows a server restarted without its data file", "[http
   char pattern[] = "/tmp/kinformer-http-data-XXXXXX";
   const std::string dir = ::mkdtemp(pattern);
   const std::string data_file = dir + "/store.json";
-  const auto options = restartable_server(data_file);
-  HttpFixture f;
-  auto client = make_client("http://127.0.0.1:" + std::to_string(options.port));
-  std::optional<TestServer> t(std::in_place, options);
-  add_configmaps(t->server(), 10);
-  auto informer = f.informer(client, configmaps);
-  informer->run();
-  REQUIRE(informer->wait_for_sync(30s));
+  FollowedServer s(data_file);
+  auto& [options, f, t, informer] = s;
   t.reset();
   std::system(("rm -f '" + data_file + "'*").c_str());  // the snapshot and any write-ahead log beside it
   t.emplace(options);  // an empty store whose resourceVersions start over
@@ -186,8 +194,6 @@ TEST_CASE("an informer follows a server restarted without its data file", "[http
   eventually([&] { return cache_state(*informer) == expected; },
              "the cache to converge on the new, empty server (a relist at resourceVersion \"\")");
   eventually([&] { return f.seen.tombstones().size() == 10; }, "tombstones for the 10 vanished objects");
-  informer->stop();
-  t.reset();
   std::system(("rm -rf '" + dir + "'").c_str());
 }
 
