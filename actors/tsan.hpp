@@ -13,27 +13,29 @@
 // Threading: any thread. Errors: none.
 #pragma once
 
-#if defined(__SANITIZE_THREAD__)
+#include "runtime/sanitizers.hpp"
+
+#if KINFORMER_UNDER_TSAN
 extern "C" void __tsan_acquire(void* addr);
 extern "C" void __tsan_release(void* addr);
 #endif
 
 namespace kinformer::actors::detail {
 
-#if defined(__SANITIZE_THREAD__)
+#if KINFORMER_UNDER_TSAN
 inline char handoff_token;
 #endif
 
 /// What this thread wrote so far happens before the next taking_over().
 inline void handing_over() noexcept {
-#if defined(__SANITIZE_THREAD__)
+#if KINFORMER_UNDER_TSAN
   __tsan_release(&handoff_token);
 #endif
 }
 
 /// What was written before earlier handing_over() calls happens before what follows.
 inline void taking_over() noexcept {
-#if defined(__SANITIZE_THREAD__)
+#if KINFORMER_UNDER_TSAN
   __tsan_acquire(&handoff_token);
 #endif
 }
@@ -44,7 +46,7 @@ inline void taking_over() noexcept {
 /// nothing else is ordered. For replies whose sender must not be ordered before every
 /// other actor's next message (the handlers' reports, actors/handler.cpp). Null: nothing.
 inline void handing_over(const void* block) noexcept {
-#if defined(__SANITIZE_THREAD__)
+#if KINFORMER_UNDER_TSAN
   if (block) __tsan_release(const_cast<void*>(block));
 #else
   (void)block;
@@ -53,7 +55,7 @@ inline void handing_over(const void* block) noexcept {
 
 /// The receiving end of handing_over(block).
 inline void taking_over(const void* block) noexcept {
-#if defined(__SANITIZE_THREAD__)
+#if KINFORMER_UNDER_TSAN
   if (block) __tsan_acquire(const_cast<void*>(block));
 #else
   (void)block;

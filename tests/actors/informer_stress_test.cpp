@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/shared_informer.hpp"
+#include "runtime/sanitizers.hpp"
 #include "tests/actors/live_fixture.hpp"
 #include "tests/support/objects.hpp"
 
@@ -254,7 +255,7 @@ TEST_CASE_METHOD(StressFixture, "10k events flow while handlers are added, repla
     }
     for (auto& h : live) informer->remove_handler(h);
   });
-#ifdef __SANITIZE_THREAD__
+#if KINFORMER_UNDER_TSAN
   constexpr int objects_per_writer = 250;  // 2,000 events: ThreadSanitizer runs ~10x slower
 #else
   constexpr int objects_per_writer = 1250;  // x 4 events x 2 writers = 10,000 events

@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/errors.hpp"
+#include "runtime/sanitizers.hpp"
 #include "tests/support/fake_source.hpp"
 
 namespace kinformer::testing {
@@ -69,7 +70,7 @@ struct LiveFixture {
 
   static caf::actor_system_config& prepare(caf::actor_system_config& c) {
     c.set("scheduler.max-threads", 2);
-#ifdef __SANITIZE_THREAD__
+#if KINFORMER_UNDER_TSAN
     // libcaf_core is not instrumented: ThreadSanitizer cannot see the atomics of
     // the work-stealing queues. The sharing policy hands jobs over under a mutex,
     // which it does see (scripts/tsan.supp covers the rest).

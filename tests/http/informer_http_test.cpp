@@ -145,7 +145,12 @@ struct FollowedServer {
 
 void expect_relist_with_tombstones_after_restart(const std::string& data_file) {
   FollowedServer s(data_file);
-  auto& [options, f, t, informer] = s;
+  // Plain references, not a structured binding: the lambdas below capture them, which
+  // clang before 16 rejects for bindings (the ASan build uses clang-14).
+  const auto& options = s.options;
+  auto& f = s.f;
+  auto& t = s.t;
+  auto& informer = s.informer;
   t.reset();
   t.emplace(options);
   // While the informer backs off: two deletions and more events than the history keeps.
@@ -184,7 +189,12 @@ TEST_CASE("an informer follows a server restarted without its data file", "[http
   const std::string dir = ::mkdtemp(pattern);
   const std::string data_file = dir + "/store.json";
   FollowedServer s(data_file);
-  auto& [options, f, t, informer] = s;
+  // Plain references, not a structured binding: the lambdas below capture them, which
+  // clang before 16 rejects for bindings (the ASan build uses clang-14).
+  const auto& options = s.options;
+  auto& f = s.f;
+  auto& t = s.t;
+  auto& informer = s.informer;
   t.reset();
   std::system(("rm -f '" + data_file + "'*").c_str());  // the snapshot and any write-ahead log beside it
   t.emplace(options);  // an empty store whose resourceVersions start over

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tests/apiserver/kinformer_process.hpp"
+#include "runtime/sanitizers.hpp"
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/heap_in_use.hpp"
@@ -189,7 +190,7 @@ TEST_CASE("an informer over HTTP with 4 handlers follows an API server SIGKILLed
   // only bound a leak at about a quarter MiB a round. From 20 rounds on (the closing note
   // runs 50) the later half's RSS slope must stay under half a cache copy a round (60
   // objects of ~1 KiB), and the heap in use, which has no page steps, under 8 KiB a round.
-#if defined(__SANITIZE_ADDRESS__)
+#if KINFORMER_UNDER_ASAN
   // ASan's quarantine keeps up to 256 MiB of freed blocks mapped, so RSS grows by design
   // there; the heap in use, which leaves the quarantine out, bounds a leak instead (and
   // LeakSanitizer checks at exit).

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/sanitizers.hpp"
 #include "tests/support/objects.hpp"
 
 using kinformer::Errc;
@@ -296,7 +297,7 @@ TEST_CASE("concurrent readers always see one consistent state while one writer u
   std::mt19937 rng(7);
   // Enough overlap to catch a missing lock nearly every run, bounded in time. ASan makes
   // every access several times slower: the readers get longer to reach min_queries there.
-#if defined(__SANITIZE_ADDRESS__)
+#if KINFORMER_UNDER_ASAN
   const auto budget = std::chrono::seconds(60);
 #else
   const auto budget = std::chrono::seconds(5);

@@ -15,14 +15,16 @@
 
 #include <cstddef>
 
-#if defined(__SANITIZE_ADDRESS__)
+#include "runtime/sanitizers.hpp"
+
+#if KINFORMER_UNDER_ASAN
 extern "C" std::size_t __sanitizer_get_current_allocated_bytes();  // the sanitizers' allocator interface
 #endif
 
 namespace kinformer::testing {
 
 inline long heap_in_use() {
-#if defined(__SANITIZE_ADDRESS__)
+#if KINFORMER_UNDER_ASAN
   return static_cast<long>(__sanitizer_get_current_allocated_bytes());
 #else
   const struct mallinfo2 info = mallinfo2();

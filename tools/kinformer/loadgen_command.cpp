@@ -83,7 +83,7 @@ double percentile(std::vector<double> values, double p) {
 
 int run_loadgen(int argc, char** argv) {
   Options o;
-  for (int i = 1; i < argc; ++i) {
+  for (int i = 1; i < argc; i += 2) {  // every option takes a value
     std::string_view arg = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
     double n = 0;
@@ -120,7 +120,6 @@ int run_loadgen(int argc, char** argv) {
       std::fputs(usage, stderr);
       return 2;
     }
-    ++i;
   }
   if (o.update_ratio + o.delete_ratio > 1) {
     kinformer::log::error("loadgen", "--update-ratio plus --delete-ratio must be at most 1");
