@@ -243,10 +243,12 @@ struct FrontState {
 
   // Timer wake-up and hand-over up to the model call, and the answers going out
   // after it, with the model call's own time: the batcher closes later batches early
-  // by how late answers leave against due + the typical model time.
+  // by how late answers reach their requesters against due + the typical model time.
+  // The answers' way back is not seen here; it is taken to cost what the oldest
+  // window's way in cost (both are one message and one wake-up of the receiver).
   void learn_overhead(Self self, const Batch& batch, const BatchOutput& output) {
     const auto overhead = (output.started - batch.due) + (self->clock().now() - output.ended);
-    batcher.observe_lateness(batch.tickets.size(), overhead, output.ended - output.started);
+    batcher.observe_lateness(batch.tickets.size(), overhead + batch.way_in, output.ended - output.started);
     metrics.overhead.add(std::chrono::duration<double, std::milli>(overhead).count());
     metrics.close_margin_ms = std::chrono::duration<double, std::milli>(batcher.close_margin()).count();
   }

@@ -78,7 +78,13 @@ Result<void> InferenceBatcher::admit(Ticket ticket, ForecastRequest request, Bat
                  "inference queue is full (" + std::to_string(queued_) + " windows waiting); retry later"};
   BucketKey key{request.model, request.seq_len, request.dec_len - model->second.pred_len,
                 model->second.pred_len};
-  buckets_[std::move(key)].push_back(Waiting{ticket, std::move(request), now});
+  auto arrived = now;
+  if (request.sent_ns != 0) {
+    const BatchClock::time_point sent{std::chrono::duration_cast<BatchClock::duration>(
+        std::chrono::nanoseconds(request.sent_ns))};
+    if (sent <= now && now - sent <= std::chrono::seconds(1)) arrived = sent;
+  }
+  buckets_[std::move(key)].push_back(Waiting{ticket, std::move(request), arrived, now - arrived});
   ++queued_;
   return {};
 }
@@ -97,7 +103,10 @@ std::optional<BatchClock::time_point> InferenceBatcher::next_deadline() const {
 
 void InferenceBatcher::observe_lateness(std::size_t windows, BatchClock::duration overhead,
                                         BatchClock::duration model_time) {
-  constexpr std::size_t window = 128;       // its second largest: about the 99th percentile
+  // Its largest estimates the 99.6th percentile (rank 1 of 257 from the top). The second
+  // largest of the last 128 estimated the 98.4th, under the 99% the contract promises: the
+  // bench's p99 ended 0.01-0.26 ms over max_delay + batch_ms in every quiet run.
+  constexpr std::size_t window = 256;
   constexpr std::size_t model_window = 16;  // model calls per batch size for the typical time
   auto& times = model_times_[windows];
   times.push_back(model_time);
@@ -106,9 +115,7 @@ void InferenceBatcher::observe_lateness(std::size_t windows, BatchClock::duratio
   std::sort(by_time.begin(), by_time.end());
   lateness_.push_back(overhead + (model_time - by_time[(by_time.size() - 1) / 2]));
   if (lateness_.size() > window) lateness_.pop_front();
-  std::vector<BatchClock::duration> sorted(lateness_.begin(), lateness_.end());
-  std::sort(sorted.begin(), sorted.end());
-  const auto high = sorted[sorted.size() - (sorted.size() > 1 ? 2 : 1)];
+  const auto high = *std::max_element(lateness_.begin(), lateness_.end());
   margin_ = std::clamp(high, BatchClock::duration::zero(),
                        std::chrono::duration_cast<BatchClock::duration>(options_.max_delay) / 2);
 }
@@ -135,6 +142,7 @@ std::optional<Batch> InferenceBatcher::take_ready(BatchClock::time_point now) {
   batch.key = key;
   batch.by_deadline = !full;
   batch.due = due_at;
+  batch.way_in = waiting.front().way_in;
   const auto b = static_cast<int64_t>(n);
   batch.x_enc.resize({b, key.seq_len, ch(first.x_enc, first.seq_len)});
   batch.x_mark_enc.resize({b, key.seq_len, ch(first.x_mark_enc, first.seq_len)});

@@ -14,17 +14,24 @@
 //   * take_ready(now) hands out a batch from a bucket that holds max_batch
 //     windows or whose oldest window is due; among those, the one whose oldest
 //     window came first. At most max_batch windows, oldest first. A window is due
-//     at arrival + max_delay - close_margin(), anchored to its arrival.
+//     at arrival + max_delay - close_margin(), anchored to its arrival. Its arrival
+//     is when its requester sent it (ForecastRequest::sent_ns) when that stamp is
+//     no later than `now` and at most 1 s earlier (a stamp from another host's
+//     clock, or a simulated clock, is not), else `now`; the difference is the
+//     window's way in (Batch::way_in, of the oldest window).
 //   * next_deadline(): when the next bucket is due (nullopt when nothing waits);
 //     a full bucket is due at once.
 //   * close_margin(): how late a deadline batch's answers leave against its due
 //     time + the typical model time of batches of its size, learned from
 //     observe_lateness(): the caller's own overhead around the model call (timer
-//     wake-up, hand-over to the worker, answers going out) plus the call's excess
+//     wake-up, hand-over to the worker, answers going out, and the answers' way
+//     back to the requester, which the actor cannot see: the caller counts the
+//     batch's way_in again for it) plus the call's excess
 //     over the median of the last 16 calls of that batch size (a first call,
-//     which builds its plan, does not set it). The margin is the second largest
-//     of the last 128 (about their 99th percentile, which one outlier does not
-//     set), at least zero, at most max_delay / 2, zero until observed. Closing
+//     which builds its plan, does not set it). The margin is the largest of the
+//     last 256 (an estimate at or above their 99th percentile; one outlier holds
+//     it for 256 batches), at least zero, at most max_delay / 2, zero until
+//     observed. Closing
 //     that much early makes 99% of answers leave by arrival + max_delay + the
 //     typical model time.
 //   * Tickets are the caller's; each admitted ticket comes out in exactly one batch.
@@ -74,6 +81,7 @@ struct Batch {
   std::vector<BatchClock::time_point> arrived;
   bool by_deadline = false;  // closed because it was due, not because it was full
   BatchClock::time_point due;  // when it was due (by_deadline only)
+  BatchClock::duration way_in{};  // its oldest window's, from its requester's send to admit()
   models::Tensor x_enc, x_mark_enc, x_dec, x_mark_dec;  // [n, len, channels]
 };
 
@@ -110,7 +118,8 @@ class InferenceBatcher {
   struct Waiting {
     Ticket ticket;
     ForecastRequest request;
-    BatchClock::time_point arrived;
+    BatchClock::time_point arrived;  // the requester's send when known (admit())
+    BatchClock::duration way_in;     // from arrived to admit()
   };
   struct Shape {
     int32_t enc_in, dec_in, c_out, time_features, pred_len;
@@ -123,7 +132,7 @@ class InferenceBatcher {
   std::map<std::string, Shape> models_;
   std::map<BucketKey, std::deque<Waiting>> buckets_;  // no empty deques
   std::size_t queued_ = 0;                            // sum of the deques' sizes
-  std::deque<BatchClock::duration> lateness_;         // the last 128 observed
+  std::deque<BatchClock::duration> lateness_;         // the last 256 observed
   // The last 16 model times of each batch size (windows).
   std::map<std::size_t, std::deque<BatchClock::duration>> model_times_;
   BatchClock::duration margin_{};

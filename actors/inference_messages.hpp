@@ -15,6 +15,7 @@
 // Threading: plain values. Errors: none.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,18 +26,28 @@ namespace kinformer::actors {
 
 struct ForecastRequest {
   std::string model;
+  // When the requester sent it: steady_clock (CLOCK_MONOTONIC, one clock for every process of
+  // a host) nanoseconds since its epoch, set by mark_sent() just before sending; 0 = unknown.
+  // The window's max_delay then counts from here, so the way to the actor is inside it.
+  int64_t sent_ns = 0;
   int32_t seq_len = 0;            // rows of x_enc, x_mark_enc
   int32_t dec_len = 0;            // rows of x_dec, x_mark_dec (label_len + pred_len)
   std::vector<float> x_enc;       // [seq_len, enc_in]
   std::vector<float> x_mark_enc;  // [seq_len, time features]
   std::vector<float> x_dec;       // [dec_len, dec_in]
   std::vector<float> x_mark_dec;  // [dec_len, time features]
+
+  void mark_sent() {
+    sent_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::steady_clock::now().time_since_epoch())
+                  .count();
+  }
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ForecastRequest& x) {
-  return f(caf::meta::type_name("ForecastRequest"), x.model, x.seq_len, x.dec_len, x.x_enc, x.x_mark_enc,
-           x.x_dec, x.x_mark_dec);
+  return f(caf::meta::type_name("ForecastRequest"), x.model, x.sent_ns, x.seq_len, x.dec_len, x.x_enc,
+           x.x_mark_enc, x.x_dec, x.x_mark_dec);
 }
 
 struct ForecastReply {
@@ -70,7 +81,7 @@ typename Inspector::result_type inspect(Inspector& f, LatencyHistogram& x) {
 
 struct InferenceMetrics {
   std::vector<uint64_t> batch_sizes;  // batch_sizes[n]: batches of n windows run (index 0 unused)
-  LatencyHistogram queue_delay;       // per window: arrival to hand-over to the backend worker
+  LatencyHistogram queue_delay;       // per window: arrival (its send, if stamped) to the worker
   LatencyHistogram model_time;        // per batch: the backend call
   LatencyHistogram overhead;          // per batch closed by its deadline on an idle worker: model
                                       // start - due + answers out - model end (timer, hand-overs)

@@ -81,8 +81,9 @@ void requester(caf::event_based_actor* self, actors::InferenceActor inference, W
       if (--*chains == 0) self->quit();
       return;
     }
-    const auto& w = (*windows)[(*next)++ % windows->size()];
-    self->request(inference, caf::infinite, actors::forecast_atom::value, w)
+    auto w = (*windows)[(*next)++ % windows->size()];
+    w.mark_sent();
+    self->request(inference, caf::infinite, actors::forecast_atom::value, std::move(w))
         .then(
             [=](const actors::ForecastReply&) {
               ++shared->completed;
@@ -290,8 +291,9 @@ int main(int argc, char** argv) {
         std::lock_guard<std::mutex> lock(shared->mu);
         shared->spawn_ms.push_back(std::chrono::duration<double, std::milli>(sent - spawned).count());
       }
-      self->request(*inference, caf::infinite, actors::forecast_atom::value,
-                    (*windows)[static_cast<std::size_t>(i) % 256])
+      auto window = (*windows)[static_cast<std::size_t>(i) % 256];
+      window.mark_sent();
+      self->request(*inference, caf::infinite, actors::forecast_atom::value, std::move(window))
           .then(
               [=](const actors::ForecastReply&) {
                 std::lock_guard<std::mutex> lock(shared->mu);

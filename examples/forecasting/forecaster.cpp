@@ -47,6 +47,7 @@ struct ForecasterState {
     WindowBoard::Key key{std::string(n.key()), std::string(n.object->resource_version())};
     auto window = options.board->window(key);
     if (!window) return failed(pending, position, key, key.first + ": no window on the board");
+    window->mark_sent();
     self->request(options.inference, options.timeout, actors::forecast_atom::value, std::move(*window))
         .then([=](actors::ForecastReply& reply) { answered(pending, position, key, std::move(reply)); },
               [=](caf::error& error) {

@@ -53,6 +53,33 @@ TEST_CASE("a bucket is ready when full or when its oldest window waited max dela
   CHECK(full->tickets.size() == 3);
 }
 
+TEST_CASE("a window's max delay counts from its requester's send when the stamp is plausible",
+          "[inference][batcher][unit]") {
+  auto b = make_batcher(3);
+  auto c = small_informer();
+  const auto stamped = [&](uint32_t seed, actors::BatchClock::time_point sent) {
+    auto w = window("a", c, seed);
+    w.sent_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(sent.time_since_epoch()).count();
+    return w;
+  };
+  REQUIRE(b.admit(1, stamped(1, t0 - 300us), t0));  // 300 us on its way to the actor
+  CHECK(b.next_deadline() == t0 + 5ms - 300us);
+  auto batch = b.take_ready(t0 + 5ms - 300us);
+  REQUIRE(batch.has_value());
+  CHECK(batch->way_in == 300us);
+  CHECK(batch->arrived == std::vector<actors::BatchClock::time_point>{t0 - 300us});
+
+  // Another host's clock, or a simulated one: a stamp after `now`, or over 1 s before it.
+  REQUIRE(b.admit(2, stamped(2, t0 + 1ms), t0));
+  CHECK(b.next_deadline() == t0 + 5ms);
+  REQUIRE(b.take_ready(t0 + 5ms).has_value());
+  REQUIRE(b.admit(3, stamped(3, t0 - 2s), t0));
+  CHECK(b.next_deadline() == t0 + 5ms);
+  auto unstamped = b.take_ready(t0 + 5ms);
+  REQUIRE(unstamped.has_value());
+  CHECK(unstamped->way_in == 0us);
+}
+
 TEST_CASE("a bucket closes early by the overhead the actor observed so its answers leave by max delay",
           "[inference][batcher][unit]") {
   auto b = make_batcher(3);
@@ -77,19 +104,20 @@ TEST_CASE("a bucket closes early by the overhead the actor observed so its answe
   CHECK_FALSE(full->by_deadline);  // full: its lateness says nothing about the overhead
 }
 
-TEST_CASE("the close margin ignores one outlier and never exceeds half the max delay",
+TEST_CASE("the close margin is the largest lateness of the last 256 batches and at most half the max delay",
           "[inference][batcher][unit]") {
   auto b = make_batcher();
   for (int i = 0; i < 10; ++i) b.observe_lateness(1, 500us, 1ms);
-  b.observe_lateness(1, 4ms, 1ms);  // one slow wake-up
   CHECK(b.close_margin() == 500us);
-  b.observe_lateness(1, 4ms, 1ms);  // a second one within the last 128
+  b.observe_lateness(1, 1200us, 1ms);  // one slow wake-up
+  CHECK(b.close_margin() == 1200us);
+  b.observe_lateness(1, 4ms, 1ms);  // a stall: capped at max_delay / 2
   CHECK(b.close_margin() == 2500us);
-  for (int i = 0; i < 126; ++i) b.observe_lateness(1, 200us, 1ms);
-  CHECK(b.close_margin() == 2500us);  // both are still among the last 128
-  b.observe_lateness(1, 200us, 1ms);  // the first ages out; the one left is an outlier
+  for (int i = 0; i < 255; ++i) b.observe_lateness(1, 200us, 1ms);
+  CHECK(b.close_margin() == 2500us);  // the stall is still among the last 256
+  b.observe_lateness(1, 200us, 1ms);  // it ages out
   CHECK(b.close_margin() == 200us);
-  for (int i = 0; i < 128; ++i) b.observe_lateness(1, -1ms, 1ms);  // model calls that started early
+  for (int i = 0; i < 256; ++i) b.observe_lateness(1, -1ms, 1ms);  // model calls that started early
   CHECK(b.close_margin() == 0ms);
 }
 
@@ -101,9 +129,7 @@ TEST_CASE("the close margin covers a model call's excess over the typical time o
   CHECK(b.close_margin() == 100us);  // the plan's build is not what a call typically takes
   for (int i = 0; i < 3; ++i) b.observe_lateness(8, 100us, 5ms);  // larger batches take longer: no excess
   CHECK(b.close_margin() == 100us);
-  b.observe_lateness(1, 100us, 1300us);  // one slow lone window
-  CHECK(b.close_margin() == 100us);
-  b.observe_lateness(1, 100us, 1300us);  // a second: 300 us over the typical 1 ms
+  b.observe_lateness(1, 100us, 1300us);  // a slow lone window: 300 us over the typical 1 ms
   CHECK(b.close_margin() == 400us);
   b.observe_lateness(1, 100us, 800us);  // a fast one is no excess
   CHECK(b.close_margin() == 400us);
