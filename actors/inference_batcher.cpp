@@ -82,7 +82,8 @@ Result<void> InferenceBatcher::admit(Ticket ticket, ForecastRequest request, Bat
   if (request.sent_ns != 0) {
     const BatchClock::time_point sent{std::chrono::duration_cast<BatchClock::duration>(
         std::chrono::nanoseconds(request.sent_ns))};
-    if (sent <= now && now - sent <= std::chrono::seconds(1)) arrived = sent;
+    // Compared, never subtracted: the stamp comes over the wire, and now - INT64_MIN overflows.
+    if (sent <= now && sent >= now - std::chrono::seconds(1)) arrived = sent;
   }
   buckets_[std::move(key)].push_back(Waiting{ticket, std::move(request), arrived, now - arrived});
   ++queued_;

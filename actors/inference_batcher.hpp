@@ -26,14 +26,13 @@
 //     observe_lateness(): the caller's own overhead around the model call (timer
 //     wake-up, hand-over to the worker, answers going out, and the answers' way
 //     back to the requester, which the actor cannot see: the caller counts the
-//     batch's way_in again for it) plus the call's excess
-//     over the median of the last 16 calls of that batch size (a first call,
+//     batch's way_in again for it) plus the call's excess over the median of the
+//     last 16 calls of that batch size (a first call,
 //     which builds its plan, does not set it). The margin is the largest of the
 //     last 256 (an estimate at or above their 99th percentile; one outlier holds
 //     it for 256 batches), at least zero, at most max_delay / 2, zero until
-//     observed. Closing
-//     that much early makes 99% of answers leave by arrival + max_delay + the
-//     typical model time.
+//     observed. Closing that much early makes 99% of answers leave by arrival +
+//     max_delay + the typical model time.
 //   * Tickets are the caller's; each admitted ticket comes out in exactly one batch.
 // Threading: not thread-safe; one owner (the inference actor). Errors: Result.
 #pragma once

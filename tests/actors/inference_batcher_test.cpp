@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include <catch2/catch.hpp>
 
@@ -78,6 +80,17 @@ TEST_CASE("a window's max delay counts from its requester's send when the stamp 
   auto unstamped = b.take_ready(t0 + 5ms);
   REQUIRE(unstamped.has_value());
   CHECK(unstamped->way_in == 0us);
+
+  // A hostile remote requester's extremes: ignored, without overflow (UBSan checks the arithmetic).
+  for (const int64_t extreme : {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
+    auto w = window("a", c, 4);
+    w.sent_ns = extreme;
+    REQUIRE(b.admit(4, std::move(w), t0));
+    CHECK(b.next_deadline() == t0 + 5ms);
+    auto batch = b.take_ready(t0 + 5ms);
+    REQUIRE(batch.has_value());
+    CHECK(batch->way_in == 0us);
+  }
 }
 
 TEST_CASE("a bucket closes early by the overhead the actor observed so its answers leave by max delay",
