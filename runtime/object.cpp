@@ -76,6 +76,8 @@ struct Object::Parts {
   std::vector<OwnerSpans> owners;
 
   void reset(std::string_view json) {
+    // Copied even where the caller's buffer has the padding (the watch stream's):
+    // parsing in place there measured 13 % slower per event than copying first.
     input.assign(json.data(), json.size());
     input.append(sj::SIMDJSON_PADDING, '\0');
     bytes = input.data();
@@ -232,20 +234,21 @@ class MetaReader {
     return raw_string_span(token.data() + 1, what, out);
   }
 
-  // `s` points just past an opening quote inside the JSON buffer.
+  // `s` points just past an opening quote inside the JSON buffer. Stage 1 validated
+  // that the string is closed before the end of the JSON, so memchr (vectorised)
+  // finds its quote; a byte loop here was the top of the watch path's profile, since
+  // annotation values run to kilobytes.
   Result<void> raw_string_span(const char* s, const char* what, Object::Span& out) {
-    const char* p = s;
-    while (*p != '"' && *p != '\\') ++p;
-    if (*p == '"') {
-      out = {static_cast<std::uint32_t>(s - p_.bytes), static_cast<std::uint32_t>(p - s)};
+    const char* const end = p_.bytes + p_.json_size;
+    const char* quote = static_cast<const char*>(std::memchr(s, '"', static_cast<std::size_t>(end - s)));
+    if (!quote) return Error{Errc::decode_failed, std::string("unterminated string in ") + what};
+    const char* p = static_cast<const char*>(std::memchr(s, '\\', static_cast<std::size_t>(quote - s)));
+    if (!p) {
+      out = {static_cast<std::uint32_t>(s - p_.bytes), static_cast<std::uint32_t>(quote - s)};
       return {};
     }
     std::string unescaped(s, p);
-    while (*p != '"') {
-      if (*p != '\\') {
-        unescaped += *p++;
-        continue;
-      }
+    for (;;) {  // at a backslash: decode its escape, then copy the run up to the next one
       const char esc = p[1];
       p += 2;
       switch (esc) {
@@ -273,6 +276,13 @@ class MetaReader {
         }
         default: return bad_escape(what, p - 2);
       }
+      if (p >= end) return Error{Errc::decode_failed, std::string("unterminated string in ") + what};
+      quote = static_cast<const char*>(std::memchr(p, '"', static_cast<std::size_t>(end - p)));
+      if (!quote) return Error{Errc::decode_failed, std::string("unterminated string in ") + what};
+      const char* next = static_cast<const char*>(std::memchr(p, '\\', static_cast<std::size_t>(quote - p)));
+      unescaped.append(p, next ? next : quote);
+      if (!next) break;
+      p = next;
     }
     out = {static_cast<std::uint32_t>(p_.extras.size()) | in_extras, static_cast<std::uint32_t>(unescaped.size())};
     p_.extras += unescaped;

@@ -3,6 +3,8 @@
 #include "runtime/http/watch_stream_parser.hpp"
 
 #include <catch2/catch.hpp>
+#include <string>
+#include <vector>
 
 #include "runtime/http/api_status.hpp"
 #include "runtime/http/list_decoder.hpp"
@@ -36,6 +38,39 @@ TEST_CASE("events split at every byte boundary parse the same as whole lines", "
     CHECK(events[2].resource_version == "7");
     CHECK(events[2].object->key() == "default/a");
   }
+}
+
+TEST_CASE("an envelope in any layout gives the same events as the API server's own", "[http][item-1][unit]") {
+  // The API server's layout, {"type":..,"object":..} with no spaces, is read without
+  // walking the envelope; every other layout must still parse, to the same events.
+  const std::string pod = pod_json("a", "5");
+  const std::vector<std::string> lines = {
+      event("MODIFIED", pod),
+      R"({ "type" : "MODIFIED" , "object" : )" + pod + " }\n",
+      R"({"object":)" + pod + R"(,"type":"MODIFIED"})" + "\n",
+      R"({"type":"MODIFIED","object":)" + pod + R"(,"extra":{"a":[1,2]}})" + "\n",  // its object alone fails
+      R"({"type":"MODIFIED","object":)" + pod + "}  \r\n",
+  };
+  for (const auto& line : lines) {
+    INFO(line);
+    WatchStreamParser parser(1 << 20);
+    REQUIRE(parser.feed(line));
+    auto events = parser.take_events();
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].type == WatchEventType::modified);
+    CHECK(events[0].resource_version == "5");
+    CHECK(events[0].object->json() == pod);
+  }
+}
+
+TEST_CASE("a malformed object in the API server's layout is reported as the general parser reports it",
+          "[http][item-1][unit]") {
+  WatchStreamParser parser(1 << 20);
+  CHECK_FALSE(parser.feed(event("ADDED", pod_json("a", "5")) + event("ADDED", R"({"metadata":{"name":}})")));
+  REQUIRE(parser.failure());
+  CHECK(parser.failure()->code == Errc::decode_failed);
+  CHECK(parser.failure()->message.find("malformed watch event on line 2") != std::string::npos);
+  CHECK(parser.take_events().size() == 1);
 }
 
 TEST_CASE("a bookmark carries its resourceVersion and the initial-events-end marker",

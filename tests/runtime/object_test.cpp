@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/objects.hpp"
 
@@ -87,6 +89,34 @@ TEST_CASE("escaped metadata strings are unescaped, unicode included", "[object][
   CHECK(obj->namespace_() == "a/b");
   CHECK(obj->key() == "a/b/caf\xC3\xA9");
   CHECK(obj->label("k\"ey") == std::optional<std::string_view>("\xF0\x9F\x98\x80"));
+}
+
+TEST_CASE("long strings are kept in place, and escapes anywhere in them are decoded", "[object][unit]") {
+  const std::string plain(3000, 'p');
+  const std::string run(700, 'r');
+  // raw JSON text → decoded value: escapes first, last, back to back, between long runs,
+  // and an escaped backslash just before the closing quote
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {plain, plain},
+      {R"(\")" + run, "\"" + run},
+      {run + R"(\n)", run + "\n"},
+      {run + R"(\"\\\/)" + run + R"(\u00e9)" + run, run + "\"\\/" + run + "\xC3\xA9" + run},
+      {R"(a\\)", "a\\"},
+      {R"(\\\\\")", "\\\\\""},
+  };
+  for (const auto& [raw, decoded] : values) {
+    INFO(raw.substr(0, 40));
+    const auto obj =
+        Object::parse(R"({"kind":"ConfigMap","metadata":{"name":"x","annotations":{"a":")" + raw + R"("}}})")
+            .value();
+    CHECK(obj->annotation("a") == std::optional<std::string_view>(decoded));
+  }
+  // without escapes the value is a view into the JSON bytes, not a copy
+  const auto obj =
+      Object::parse(R"({"kind":"ConfigMap","metadata":{"name":"x","annotations":{"a":")" + plain + R"("}}})").value();
+  const std::string_view value = *obj->annotation("a");
+  CHECK(value.data() >= obj->json().data());
+  CHECK(value.data() + value.size() <= obj->json().data() + obj->json().size());
 }
 
 TEST_CASE("null metadata fields read as empty", "[object][unit]") {
