@@ -8,7 +8,9 @@
 //   watch_throughput  N events replayed from the server's watch history as fast as
 //                     it streams them, against the floor: a bare Beast client reading
 //                     the same stream and extracting metadata with simdjson On-Demand,
-//                     in the same run (median of `runs`, interleaved).
+//                     in the same run (median of `runs`, interleaved); cpu_us_per_event and
+//                     baseline_cpu_us_per_event: this process's CPU time per event in each
+//                     (all threads; the server is the child's).
 //   watch_latency     the server child writes pods at `rate`/s straight into its
 //                     store (no HTTP client per write, which capped the rate near
 //                     2.3k/s); each write's mutation runs under the store's lock and
@@ -24,6 +26,7 @@
 // Usage: bench_watch [events=20000] [objects=100000] [runs=3] [rate=10000]
 //        (BENCH_ONLY=<name> runs one line; BENCH_HIGH_WATER_MARK, see Pipeline)
 #include <simdjson.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -62,6 +65,14 @@ namespace net = boost::asio;
 
 std::int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// CPU seconds this process has used, all threads (user + system).
+double cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 std::size_t rss_bytes() {
@@ -412,26 +423,36 @@ int main(int argc, char** argv) {
     auto server = fork_server(events, events + 100);
     const std::size_t object_bytes =
         pod_body("pod-0").size() + 120;  // + uid, creationTimestamp, resourceVersion
-    std::vector<double> floor, pipeline;
+    // Besides the rates, the CPU time this process spent per event (all its threads;
+    // the server is another process): steadier than the rates on a shared machine.
+    std::vector<double> floor, pipeline, floor_cpu, pipeline_cpu;
     for (int run = 0; run < runs; ++run) {
+      double cpu = cpu_seconds();
       floor.push_back(floor_events_per_s(*server, events));
-      Pipeline p(*server, std::to_string(server->start_rv));
-      const auto start = Clock::now();
-      p.informer->run();
-      if (!p.wait([&] { return p.adds >= events; }, std::chrono::seconds(300))) {
-        std::fprintf(stderr, "bench_watch: the pipeline saw %llu of %zu events\n",
-                     static_cast<unsigned long long>(p.adds.load()), events);
-        return 1;
+      floor_cpu.push_back((cpu_seconds() - cpu) / static_cast<double>(events) * 1e6);
+      cpu = cpu_seconds();
+      {
+        Pipeline p(*server, std::to_string(server->start_rv));
+        const auto start = Clock::now();
+        p.informer->run();
+        if (!p.wait([&] { return p.adds >= events; }, std::chrono::seconds(300))) {
+          std::fprintf(stderr, "bench_watch: the pipeline saw %llu of %zu events\n",
+                       static_cast<unsigned long long>(p.adds.load()), events);
+          return 1;
+        }
+        pipeline.push_back(static_cast<double>(events) /
+                           std::chrono::duration<double>(Clock::now() - start).count());
+        pipeline_cpu.push_back((cpu_seconds() - cpu) / static_cast<double>(events) * 1e6);
       }
-      pipeline.push_back(static_cast<double>(events) /
-                         std::chrono::duration<double>(Clock::now() - start).count());
-      std::fprintf(stderr, "watch_throughput run %d: floor %.0f ev/s, pipeline %.0f ev/s\n", run,
-                   floor.back(), pipeline.back());
+      std::fprintf(stderr, "watch_throughput run %d: floor %.0f ev/s (%.2f us CPU/event), pipeline %.0f ev/s (%.2f us)\n",
+                   run, floor.back(), floor_cpu.back(), pipeline.back(), pipeline_cpu.back());
     }
     std::printf(
         "{\"bench\":\"watch_throughput\",\"events\":%zu,\"object_bytes\":%zu,\"events_per_s\":%.0f,"
-        "\"baseline\":\"beast_simdjson_floor\",\"baseline_events_per_s\":%.0f,\"ratio\":%.2f}\n",
-        events, object_bytes, median(pipeline), median(floor), median(pipeline) / median(floor));
+        "\"baseline\":\"beast_simdjson_floor\",\"baseline_events_per_s\":%.0f,\"ratio\":%.2f,"
+        "\"cpu_us_per_event\":%.2f,\"baseline_cpu_us_per_event\":%.2f}\n",
+        events, object_bytes, median(pipeline), median(floor), median(pipeline) / median(floor),
+        median(pipeline_cpu), median(floor_cpu));
     std::fflush(stdout);
   }
 
