@@ -30,9 +30,10 @@
 //     last 16 calls of that batch size (a first call,
 //     which builds its plan, does not set it). The margin is the largest of the
 //     last 256 (an estimate at or above their 99th percentile; one outlier holds
-//     it for 256 batches), at least zero, at most max_delay / 2, zero until
-//     observed. Closing that much early makes 99% of answers leave by arrival +
-//     max_delay + the typical model time.
+//     it for 256 batches), at least zero, at most max_delay / 2; it is max_delay / 2
+//     until 256 batches were observed (the largest of fewer is passed too often).
+//     Closing that much early makes 99% of answers leave by arrival + max_delay +
+//     the typical model time.
 //   * Tickets are the caller's; each admitted ticket comes out in exactly one batch.
 // Threading: not thread-safe; one owner (the inference actor). Errors: Result.
 #pragma once
@@ -126,6 +127,7 @@ class InferenceBatcher {
 
   Result<void> check(const Shape& shape, const ForecastRequest& r) const;
   BatchClock::time_point due(const std::deque<Waiting>& waiting) const;
+  BatchClock::duration max_margin() const;  // max_delay / 2
 
   BatcherOptions options_;
   std::map<std::string, Shape> models_;

@@ -31,11 +31,17 @@ actors::InferenceBatcher make_batcher(std::size_t max_batch = 4, std::size_t max
 
 const auto t0 = actors::BatchClock::time_point{} + 1h;
 
+// Past the margin's learning period with no overhead seen: windows wait the whole max delay.
+void learn_no_overhead(actors::InferenceBatcher& b) {
+  for (int i = 0; i < 256; ++i) b.observe_lateness(1, 0us, 1ms);
+}
+
 }  // namespace
 
 TEST_CASE("a bucket is ready when full or when its oldest window waited max delay",
           "[inference][batcher][unit]") {
   auto b = make_batcher(3);
+  learn_no_overhead(b);
   auto c = small_informer();
   REQUIRE(b.admit(1, window("a", c, 1), t0));
   REQUIRE(b.admit(2, window("a", c, 2), t0 + 1ms));
@@ -58,6 +64,7 @@ TEST_CASE("a bucket is ready when full or when its oldest window waited max dela
 TEST_CASE("a window's max delay counts from its requester's send when the stamp is plausible",
           "[inference][batcher][unit]") {
   auto b = make_batcher(3);
+  learn_no_overhead(b);
   auto c = small_informer();
   const auto stamped = [&](uint32_t seed, actors::BatchClock::time_point sent) {
     auto w = window("a", c, seed);
@@ -97,9 +104,7 @@ TEST_CASE("a bucket closes early by the overhead the actor observed so its answe
           "[inference][batcher][unit]") {
   auto b = make_batcher(3);
   auto c = small_informer();
-  CHECK(b.close_margin() == 0ms);  // nothing observed yet
-  b.observe_lateness(1, 1ms, 2ms);
-  b.observe_lateness(1, 1ms, 2ms);
+  for (int i = 0; i < 256; ++i) b.observe_lateness(1, 1ms, 2ms);
   CHECK(b.close_margin() == 1ms);
   REQUIRE(b.admit(1, window("a", c, 1), t0));
   REQUIRE(b.admit(2, window("a", c, 2), t0 + 2ms));  // later company does not move the deadline
@@ -117,10 +122,23 @@ TEST_CASE("a bucket closes early by the overhead the actor observed so its answe
   CHECK_FALSE(full->by_deadline);  // full: its lateness says nothing about the overhead
 }
 
+TEST_CASE("the close margin is half the max delay until 256 batches were observed", "[inference][batcher][unit]") {
+  // The largest of fewer samples is passed too often by the next one.
+  auto b = make_batcher();
+  CHECK(b.close_margin() == 2500us);  // nothing observed yet
+  REQUIRE(b.admit(1, window("a", small_informer(), 1), t0));
+  CHECK(b.next_deadline() == t0 + 2500us);
+  for (int i = 0; i < 255; ++i) b.observe_lateness(1, 300us, 1ms);
+  CHECK(b.close_margin() == 2500us);
+  b.observe_lateness(1, 300us, 1ms);
+  CHECK(b.close_margin() == 300us);
+  CHECK(b.next_deadline() == t0 + 4700us);
+}
+
 TEST_CASE("the close margin is the largest lateness of the last 256 batches and at most half the max delay",
           "[inference][batcher][unit]") {
   auto b = make_batcher();
-  for (int i = 0; i < 10; ++i) b.observe_lateness(1, 500us, 1ms);
+  for (int i = 0; i < 256; ++i) b.observe_lateness(1, 500us, 1ms);
   CHECK(b.close_margin() == 500us);
   b.observe_lateness(1, 1200us, 1ms);  // one slow wake-up
   CHECK(b.close_margin() == 1200us);
@@ -138,7 +156,7 @@ TEST_CASE("the close margin covers a model call's excess over the typical time o
           "[inference][batcher][unit]") {
   auto b = make_batcher();
   b.observe_lateness(1, 100us, 50ms);  // the first call of a shape builds its plan
-  for (int i = 0; i < 20; ++i) b.observe_lateness(1, 100us, 1ms);
+  for (int i = 0; i < 255; ++i) b.observe_lateness(1, 100us, 1ms);
   CHECK(b.close_margin() == 100us);  // the plan's build is not what a call typically takes
   for (int i = 0; i < 3; ++i) b.observe_lateness(8, 100us, 5ms);  // larger batches take longer: no excess
   CHECK(b.close_margin() == 100us);
