@@ -17,7 +17,9 @@
 //                     stamps a label with the steady-clock time of that commit, and
 //                     the handler takes the difference (CLOCK_MONOTONIC is shared by
 //                     the processes). Writes that fall behind the schedule are not
-//                     skipped; the child reports the write rate it achieved.
+//                     skipped; the child reports the write rate it achieved. The floor
+//                     (baseline_*) reads the same writes beside the pipeline: the part of
+//                     the latency that is the server's, the kernel's and a bare client's.
 //   cache_memory      RSS growth of this process while an informer syncs `objects` Pods.
 //   relist_memory     peak RSS during a forced relist (the watch is ended with 410
 //                     Expired) relative to the steady RSS before it.
@@ -210,15 +212,17 @@ std::unique_ptr<ServerChild> fork_server(std::size_t objects, std::size_t histor
   return child;
 }
 
-// The floor: a bare synchronous Beast client on the same watch stream.
-double floor_events_per_s(const ServerChild& server, std::size_t events) {
+// The floor: a bare synchronous Beast client on the server's watch from `rv`, handing
+// each event line to on_event(simdjson On-Demand document result) until it returns false. Returns ""
+// when on_event ended it, else what ended the stream.
+template <class OnEvent>
+std::string read_watch(const ServerChild& server, std::uint64_t rv, OnEvent on_event) {
   net::io_context io;
   net::ip::tcp::socket socket(io);
   socket.connect({net::ip::make_address("127.0.0.1"), server.port});
-  bhttp::request<bhttp::empty_body> request{
-      bhttp::verb::get, pods_path + "?watch=true&resourceVersion=" + std::to_string(server.start_rv), 11};
+  bhttp::request<bhttp::empty_body> request{bhttp::verb::get,
+                                            pods_path + "?watch=true&resourceVersion=" + std::to_string(rv), 11};
   request.set(bhttp::field::host, "127.0.0.1");
-  const auto start = Clock::now();
   bhttp::write(socket, request);
   beast::flat_buffer buffer;
   buffer.reserve(64 * 1024);
@@ -227,28 +231,37 @@ double floor_events_per_s(const ServerChild& server, std::size_t events) {
   bhttp::read_header(socket, buffer, parser);
   std::string pending;
   simdjson::ondemand::parser json;
-  std::size_t seen = 0, names = 0;
+  bool more = true;
   auto on_chunk = [&](std::uint64_t, beast::string_view body, beast::error_code&) -> std::size_t {
     pending.reserve(pending.size() + body.size() + simdjson::SIMDJSON_PADDING);
     pending.append(body.data(), body.size());
     std::size_t start_at = 0;
-    for (std::size_t nl; (nl = pending.find('\n', start_at)) != std::string::npos; start_at = nl + 1) {
+    for (std::size_t nl; more && (nl = pending.find('\n', start_at)) != std::string::npos; start_at = nl + 1) {
       auto doc = json.iterate(pending.data() + start_at, nl - start_at, pending.capacity() - start_at);
-      auto metadata = doc["object"]["metadata"];
-      std::string_view name, rv;
-      if (!metadata["name"].get(name)) names += name.size();
-      if (!metadata["resourceVersion"].get(rv)) ++seen;
+      more = on_event(doc);
     }
     pending.erase(0, start_at);
     return body.size();
   };
   parser.on_chunk_body(on_chunk);
   beast::error_code ec;
-  while (seen < events && !ec) bhttp::read_some(socket, buffer, parser, ec);
+  while (more && !ec) bhttp::read_some(socket, buffer, parser, ec);
+  return more ? (ec ? ec.message() : "the stream ended") : "";
+}
+
+double floor_events_per_s(const ServerChild& server, std::size_t events) {
+  std::size_t seen = 0, names = 0;
+  const auto start = Clock::now();
+  const std::string ended = read_watch(server, server.start_rv, [&](auto& doc) {
+    auto metadata = doc["object"]["metadata"];
+    std::string_view name, rv;
+    if (!metadata["name"].get(name)) names += name.size();
+    if (!metadata["resourceVersion"].get(rv)) ++seen;
+    return seen < events;
+  });
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   if (seen < events || names == 0) {
-    std::fprintf(stderr, "bench_watch: the floor client saw %zu of %zu events: %s\n", seen, events,
-                 ec.message().c_str());
+    std::fprintf(stderr, "bench_watch: the floor client saw %zu of %zu events: %s\n", seen, events, ended.c_str());
     std::exit(1);
   }
   return static_cast<double>(events) / seconds;
@@ -459,28 +472,46 @@ int main(int argc, char** argv) {
   if (wanted("watch_latency")) {
     const double seconds = 2;
     auto server = fork_server(1000, 100000, rate, seconds);
+    const auto expected = static_cast<std::size_t>(rate * seconds);
     Pipeline p(*server, "");
     p.informer->run();
     if (!p.informer->wait_for_sync(std::chrono::seconds(60))) return 1;
+    // The floor reads the same writes beside the pipeline, from the revision after the
+    // creates, with the same commit stamps.
+    std::vector<std::int64_t> floor_lat;
+    std::thread floor_reader([&] {
+      const std::string ended =
+          read_watch(*server, server->start_rv + 1000, [&](auto& doc) {
+            std::string_view sent;
+            if (!doc["object"]["metadata"]["labels"]["sent"].get(sent))
+              floor_lat.push_back(now_ns() - std::stoll(std::string(sent)));
+            return floor_lat.size() < expected;
+          });
+      if (!ended.empty()) std::fprintf(stderr, "bench_watch: the floor's watch ended: %s\n", ended.c_str());
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // both watches open before the writes
     const auto start = Clock::now();
     server->go();
-    const auto expected = static_cast<std::size_t>(rate * seconds);
     p.wait([&] { return p.updates >= expected; }, std::chrono::seconds(60));
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     const double written_per_s = std::atof(server->read_line().c_str());
+    floor_reader.join();
     std::vector<std::int64_t> lat;
     {
       std::lock_guard<std::mutex> lock(p.latency_mu);
       lat = p.latencies_ns;
     }
-    std::sort(lat.begin(), lat.end());
-    const auto pct = [&](double q) {
-      return lat.empty() ? 0.0 : lat[std::min(lat.size() - 1, std::size_t(q * lat.size()))] / 1e3;
+    const auto pct = [](std::vector<std::int64_t>& v, double q) {
+      std::sort(v.begin(), v.end());
+      return v.empty() ? 0.0 : v[std::min(v.size() - 1, std::size_t(q * v.size()))] / 1e3;
     };
     std::printf(
         "{\"bench\":\"watch_latency\",\"rate\":%.0f,\"p50_us\":%.0f,\"p99_us\":%.0f,\"samples\":%zu,"
-        "\"server_writes_per_s\":%.0f,\"achieved_events_per_s\":%.0f}\n",
-        rate, pct(0.5), pct(0.99), lat.size(), written_per_s, static_cast<double>(p.updates.load()) / elapsed);
+        "\"server_writes_per_s\":%.0f,\"achieved_events_per_s\":%.0f,\"baseline\":\"beast_simdjson_floor\","
+        "\"baseline_p50_us\":%.0f,\"baseline_p99_us\":%.0f,\"baseline_samples\":%zu}\n",
+        rate, pct(lat, 0.5), pct(lat, 0.99), lat.size(), written_per_s,
+        static_cast<double>(p.updates.load()) / elapsed, pct(floor_lat, 0.5), pct(floor_lat, 0.99),
+        floor_lat.size());
     std::fflush(stdout);
   }
 
