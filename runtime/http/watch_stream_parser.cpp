@@ -25,6 +25,14 @@ struct PlainEnvelope {
   std::string_view object;
 };
 
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && is_json_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_json_space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
 std::optional<PlainEnvelope> plain_envelope(std::string_view line) {
   constexpr std::string_view head = R"({"type":")";
   constexpr std::string_view object_field = R"(","object":)";
@@ -38,7 +46,7 @@ std::optional<PlainEnvelope> plain_envelope(std::string_view line) {
   else if (type == "DELETED") out.type = WatchEventType::deleted;
   else if (type != "ADDED") return std::nullopt;  // BOOKMARK and ERROR are rare: the general path
   const std::size_t object_start = type_end + object_field.size();
-  out.object = line.substr(object_start, line.size() - 1 - object_start);
+  out.object = trim(line.substr(object_start, line.size() - 1 - object_start));
   return out;
 }
 
@@ -86,10 +94,7 @@ bool WatchStreamParser::feed(std::string_view bytes) {
 
 bool WatchStreamParser::finish() {
   if (failure_) return false;
-  std::size_t size = pending_.size();
-  while (size > 0 && (pending_[size - 1] == ' ' || pending_[size - 1] == '\r' || pending_[size - 1] == '\t'))
-    --size;
-  if (size > 0 && !parse_line(0, size)) return false;
+  if (!pending_.empty() && !parse_line(0, pending_.size())) return false;  // it skips a blank rest
   pending_.clear();
   return true;
 }
@@ -103,12 +108,9 @@ std::vector<WatchEvent> WatchStreamParser::take_events() {
 bool WatchStreamParser::parse_line(std::size_t offset, std::size_t size) {
   ++lines_;
   const char* line = pending_.data() + offset;
-  std::size_t first = 0;
-  while (first < size && (line[first] == ' ' || line[first] == '\r' || line[first] == '\t')) ++first;
-  if (first == size) return true;  // a keep-alive blank line
-  std::size_t last = size;
-  while (line[last - 1] == ' ' || line[last - 1] == '\r' || line[last - 1] == '\t') --last;
-  if (auto plain = plain_envelope(std::string_view(line + first, last - first))) {
+  const std::string_view text = trim(std::string_view(line, size));
+  if (text.empty()) return true;  // a keep-alive blank line
+  if (auto plain = plain_envelope(text)) {
     if (auto parsed = Object::parse(plain->object)) {
       WatchEvent out;
       out.type = plain->type;
@@ -155,8 +157,7 @@ bool WatchStreamParser::parse_line(std::size_t offset, std::size_t size) {
   }
   std::string_view raw;
   if (auto error = object.raw_json().get(raw)) return bad(simdjson::error_message(error));
-  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\t' || raw.back() == '\r' || raw.back() == '\n'))
-    raw.remove_suffix(1);  // raw_json() runs on to the next token
+  raw = trim(raw);  // raw_json() runs on to the next token
   if (type == "ERROR") {
     failure_ = error_from_status_object(raw);
     pending_.clear();

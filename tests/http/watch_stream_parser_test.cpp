@@ -50,6 +50,7 @@ TEST_CASE("an envelope in any layout gives the same events as the API server's o
       R"({"object":)" + pod + R"(,"type":"MODIFIED"})" + "\n",
       R"({"type":"MODIFIED","object":)" + pod + R"(,"extra":{"a":[1,2]}})" + "\n",  // its object alone fails
       R"({"type":"MODIFIED","object":)" + pod + "}  \r\n",
+      R"({"type":"MODIFIED","object": )" + pod + " }\n",  // the server's field order, with spaces
   };
   for (const auto& line : lines) {
     INFO(line);
