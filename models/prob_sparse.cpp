@@ -89,7 +89,11 @@ namespace {
 // forward pass in perf, in a serial chain of adds). Sixteen partial sums let the compiler
 // use whole vectors, and target_clones picks the widest ISA at load time while the build
 // stays baseline x86-64. The sum is reassociated, as in the official code's matmul.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not in sanitizer builds: the clones' ifunc resolver runs during relocation, before
+// the sanitizer's runtime is up, and crashed TSan's actors_tests at start-up. (models/
+// cannot use runtime/sanitizers.hpp; clang, the ASan build's compiler, gets no clones.)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 float dot(const float* a, const float* b, int n) {
