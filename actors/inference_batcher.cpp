@@ -122,10 +122,10 @@ void InferenceBatcher::observe_lateness(std::size_t windows, BatchClock::duratio
   lateness_.push_back(overhead + (model_time - by_time[(by_time.size() - 1) / 2]));
   if (lateness_.size() > window) lateness_.pop_front();
   // The largest of n samples is passed by the next one with probability 1/(n+1): each
-  // time, an answer is late. Learning from zero that was about ln(256/6) = 4 of the
-  // bench's first 256 requests, and from the 99th sample on still 1-4 late answers per
-  // 500 (its p99 sat on the goal, +0.11 to -0.24 ms). So the margin stays at its cap
-  // until the window is full, and then misses about 1 in 257.
+  // time, an answer is late. Learning from zero, that was about ln(256/6) = 4 of the
+  // bench's first 256 requests, and its p99 sat on the goal (+0.11 to -0.24 ms); holding
+  // the cap for the first 99 still left 1-4 late answers per 500. So the margin stays at
+  // its cap until the window is full, and then misses about 1 in 257.
   const auto high = *std::max_element(lateness_.begin(), lateness_.end());
   margin_ = lateness_.size() < window ? max_margin() : std::clamp(high, BatchClock::duration::zero(), max_margin());
 }
