@@ -11,7 +11,10 @@
 //     partial line is kept (with simdjson's padding) until its '\n' arrives. Lines
 //     are parsed with simdjson On-Demand; ADDED/MODIFIED/DELETED objects become
 //     Objects (their bytes copied once), BOOKMARKs carry only the resourceVersion
-//     and the k8s.io/initial-events-end annotation. Blank lines are skipped.
+//     and the k8s.io/initial-events-end annotation. Blank lines are skipped. A line
+//     in the API server's own layout ({"type":"ADDED","object":...}) is split
+//     without walking its envelope; it accepts and rejects exactly what the general
+//     path does (that path re-reads any line the split one could not parse).
 //   * The stream must end (feed() returns false, failure() says why) on:
 //       - a malformed line or unknown event type: Errc::decode_failed, naming the
 //         line number and simdjson's or Object::parse's reason;

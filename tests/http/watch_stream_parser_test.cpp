@@ -123,6 +123,26 @@ TEST_CASE("unknown event types and objects without a name are malformed", "[http
   }
 }
 
+TEST_CASE("an object nested 100k deep is read or refused, never recursed into", "[http][item-1][unit]") {
+  // Hostile nesting in the body the informer skips, and in a label it must read.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  const std::string in_spec =
+      R"({"kind":"Pod","metadata":{"name":"a","namespace":"default","resourceVersion":"5"},"spec":{"x":)" + deep +
+      "}}";
+  const std::string in_label =
+      R"({"kind":"Pod","metadata":{"name":"b","namespace":"default","labels":{"x":)" + deep + "}}}";
+  WatchStreamParser parser(1 << 20);
+  REQUIRE(parser.feed(event("ADDED", in_spec)));
+  auto events = parser.take_events();
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].object->key() == "default/a");
+  CHECK(events[0].object->json() == in_spec);
+  CHECK_FALSE(parser.feed(event("ADDED", in_label)));
+  REQUIRE(parser.failure());
+  CHECK(parser.failure()->code == Errc::decode_failed);
+  CHECK(parser.failure()->message.find("must be a string") != std::string::npos);
+}
+
 TEST_CASE("an event over the size limit ends the stream without buffering the rest", "[http][item-1][unit]") {
   WatchStreamParser parser(1024);
   const std::string chunk(600, 'x');
