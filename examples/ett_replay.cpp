@@ -59,7 +59,8 @@ constexpr const char* usage =
     "  replays the test split through MetricSeries on an embedded API server and the forecast chain;\n"
     "  the last line is `mse=X mae=Y` (scaled, drop_last batches of --batch, as `kinformer eval-ett`).\n"
     "  --series: how many series replay side by side (1..256, default 32); --backend as eval-ett (onednn).\n"
-    "  --svg: a chart of the first series as the replay left it (its last window and forecast).\n";
+    "  --svg: a chart of the first series as the replay left it (its last window, forecast, the naive\n"
+    "         forecast and the values that actually came).\n";
 
 constexpr std::size_t batch_default = 32;
 constexpr auto stall_limit = 120s;  // no forecast for this long: something is stuck, give up
@@ -346,7 +347,13 @@ int main(int argc, char** argv) {
         got ? kinformer::Object::parse(got->body) : kinformer::Result<kinformer::ObjectPtr>(got.error());
     auto series = object ? fc::MetricSeries::decode(*object.value())
                          : kinformer::Result<fc::MetricSeries>(object.error());
-    auto written = series ? fc::write_svg(o.svg, series.value()) : kinformer::Result<void>(series.error());
+    // The future is known here: the chart also draws the values that came after the forecast's basis.
+    std::vector<fc::MetricPoint> actual;
+    if (series && series->forecast)
+      for (std::size_t r = 0; r < table.rows() && actual.size() < series->forecast->points.size(); ++r)
+        if (auto t = fc::parse_time(table.timestamps[r]); t && t.value() > series->forecast->based_on)
+          actual.push_back({t.value(), table.values[r * width + static_cast<std::size_t>(target)]});
+    auto written = series ? fc::write_svg(o.svg, series.value(), actual) : kinformer::Result<void>(series.error());
     if (!written) failure = "the chart: " + written.error().message;
   }
   (void)(*server)->stop();

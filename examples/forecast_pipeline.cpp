@@ -1,7 +1,8 @@
 // examples/forecast_pipeline.cpp
 //
 // MetricSeries forecasts through a handler chain. The program keeps a few
-// synthetic hourly temperature series as MetricSeries objects on an API server
+// hourly oil-temperature series (replayed from the ETT CSV, each from its own days of
+// the test split) as MetricSeries objects on an API server
 // (its own embedded one, or --server URL started with `kinformer apiserver
 // --resource metrics.kinformer.io/v1/MetricSeries/metricseries`), appends a point
 // to each every --period-ms, and an informer over HTTP runs the forecasting chain
@@ -9,7 +10,8 @@
 // forecaster (asks the batched inference actor, answers through a response
 // promise; only series with a full window) → status writer (PATCHes the forecast
 // into .status over HTTP). It prints each forecast as it is written and, at the
-// end, writes one SVG chart per series (history + forecast) into --svg-dir.
+// end, writes one SVG chart per series (history, forecast, the naive forecast and the
+// values that actually came) into --svg-dir.
 //
 //   build/bin/forecast_pipeline --duration 8
 //   build/bin/forecast_pipeline --server http://127.0.0.1:8080 --svg-dir /tmp/plots
@@ -25,7 +27,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -37,6 +38,8 @@
 #include "examples/forecasting/forecast_stack.hpp"
 #include "examples/forecasting/metric_series.hpp"
 #include "examples/forecasting/series_api.hpp"
+#include "models/ett_dataset.hpp"
+#include "models/model_error.hpp"
 #include "models/openmp_env.hpp"
 
 namespace {
@@ -46,13 +49,15 @@ using namespace std::chrono_literals;
 
 constexpr const char* usage =
     "usage: forecast_pipeline [--server URL] [--duration SECONDS] [--period-ms MS] [--series N]\n"
-    "                         [--svg-dir DIR] [--model PREFIX] [--backend auto|onednn|reference|cuda]\n"
+    "                         [--svg-dir DIR] [--model PREFIX] [--backend auto|onednn|reference|cuda] [--data CSV]\n"
     "  --server: an API server serving metrics.kinformer.io/v1/MetricSeries/metricseries\n"
     "            (default: an embedded one on a free loopback port)\n"
     "  --duration: seconds of feeding points (default 6); --period-ms: between points (default 150)\n"
     "  --series: how many series (1..26, default 3); --svg-dir: where the charts go (default "
     "forecast_plots)\n"
-    "  --model: PREFIX.json, PREFIX.safetensors and PREFIX.scaler.json (default the trained etth1_s_24)\n";
+    "  --model: PREFIX.json, PREFIX.safetensors and PREFIX.scaler.json (default the trained etth1_s_24)\n"
+    "  --data: the ETT CSV whose target column (the scaler's, OT) the series replay, each from its own\n"
+    "          week of the test split (default ../shared/data/ett/ETTh1.csv beside the source tree)\n";
 
 const auto started = std::chrono::steady_clock::now();
 std::mutex out_mu;
@@ -67,7 +72,8 @@ void say(const std::string& line) {
 }
 
 struct Options {
-  std::string server, svg_dir = "forecast_plots", model = KINFORMER_DEFAULT_MODEL, backend = "auto";
+  std::string server, svg_dir = "forecast_plots", model = KINFORMER_DEFAULT_MODEL, backend = "auto",
+              data = KINFORMER_DEFAULT_ETT_CSV;
   double duration_s = 6;
   long period_ms = 150;
   long series = 3;
@@ -76,7 +82,7 @@ struct Options {
 bool parse(int argc, char** argv, Options& o) {
   std::map<std::string, std::string> flags;
   if (!fc::parse_flags(argc, argv,
-                       {"server", "svg-dir", "model", "backend", "duration", "period-ms", "series"}, flags))
+                       {"server", "svg-dir", "model", "backend", "duration", "period-ms", "series", "data"}, flags))
     return false;
   auto number = [&](const char* name, auto& into) {
     if (!flags.count(name)) return true;
@@ -88,37 +94,37 @@ bool parse(int argc, char** argv, Options& o) {
   if (flags.count("svg-dir")) o.svg_dir = flags["svg-dir"];
   if (flags.count("model")) o.model = flags["model"];
   if (flags.count("backend")) o.backend = flags["backend"];
+  if (flags.count("data")) o.data = flags["data"];
   return number("duration", o.duration_s) && number("period-ms", o.period_ms) && number("series", o.series) &&
          o.duration_s > 0 && o.duration_s <= 3600 && o.period_ms >= 1 && o.period_ms <= 60000 &&
          o.series >= 1 && o.series <= 26;
 }
 
-// A synthetic hourly temperature: a daily cycle, a slow drift and noise; seeded, so
-// every run feeds the same points.
-class SyntheticSeries {
+// A replay of one ETT column from a CSV read in place (CC BY-ND: never copied), starting at
+// `first_row`: the model's own domain, so the chart shows a real forecast, and the rows after
+// the last one fed are the values that actually came.
+class EttFeed {
  public:
-  SyntheticSeries(int index, std::int64_t start)
-      : rng_(static_cast<std::uint32_t>(1000 + index)),
-        time_(start),
-        base_(12.0 + 4.0 * index),
-        amplitude_(3.0 + 1.5 * (index % 3)),
-        phase_(index * 2.1),
-        drift_(index % 2 ? 0.02 : -0.015) {}
-  fc::MetricPoint next() {
-    const double hour = static_cast<double>(step_++);
-    const double value =
-        base_ + drift_ * hour + amplitude_ * std::sin(2 * M_PI * hour / 24.0 + phase_) + noise_(rng_);
-    fc::MetricPoint point{time_, std::round(value * 1000) / 1000};
-    time_ += 3600;
-    return point;
+  EttFeed(std::shared_ptr<const kinformer::models::EttTable> table, int column, std::size_t first_row)
+      : table_(std::move(table)), column_(column), first_(first_row), row_(first_row) {}
+  bool has_next() const { return row_ < table_->rows(); }
+  fc::MetricPoint next() { return at(row_++); }
+  // The `n` rows after time `t`, fed or not (fewer at the end of the file).
+  std::vector<fc::MetricPoint> after(std::int64_t t, std::size_t n) const {
+    std::vector<fc::MetricPoint> out;
+    for (std::size_t r = first_; r < table_->rows() && out.size() < n; ++r)
+      if (auto p = at(r); p.time > t) out.push_back(p);
+    return out;
   }
 
  private:
-  std::mt19937 rng_;
-  std::normal_distribution<double> noise_{0.0, 0.35};
-  std::int64_t time_;
-  double base_, amplitude_, phase_, drift_;
-  long step_ = 0;
+  fc::MetricPoint at(std::size_t row) const {
+    return {fc::parse_time(table_->timestamps[row]).value(),
+            table_->values[row * table_->columns.size() + static_cast<std::size_t>(column_)]};
+  }
+  std::shared_ptr<const kinformer::models::EttTable> table_;
+  int column_;
+  std::size_t first_, row_;
 };
 
 std::string describe(const fc::WrittenForecast& w) {
@@ -182,12 +188,26 @@ int main(int argc, char** argv) {
   auto& client = (*stack)->client();
   const fc::WindowShape& shape = (*stack)->shape();
 
-  // Each series starts 4 points short of a window: no forecast until its window is full.
-  const std::int64_t start = 1793491200;  // 2026-11-01T00:00:00Z
-  std::vector<SyntheticSeries> feeds;
+  // Each series replays the scaler's target column from its own week of the test split, and
+  // starts 4 points short of a window: no forecast until its window is full.
+  std::shared_ptr<const kinformer::models::EttTable> table;
+  int column = -1;
+  std::size_t test_start = 0;
+  try {
+    table = std::make_shared<const kinformer::models::EttTable>(kinformer::models::read_ett_csv(o.data));
+    const auto target = kinformer::models::read_ett_scaler(o.model + ".scaler.json").target;
+    for (std::size_t c = 0; c < table->columns.size(); ++c)
+      if (table->columns[c] == target) column = static_cast<int>(c);
+    if (column < 0) throw kinformer::models::ModelError("no column '" + target + "' in " + o.data);
+    test_start = static_cast<std::size_t>(kinformer::models::split_rows(*table, kinformer::models::EttSplit::test, 0).first);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "forecast_pipeline: %s\n", e.what());
+    return 2;
+  }
+  std::vector<EttFeed> feeds;
   std::vector<std::string> names;
   for (int i = 0; i < o.series; ++i) {
-    feeds.emplace_back(i, start);
+    feeds.emplace_back(table, column, test_start + static_cast<std::size_t>(i) * 4 * 24);
     names.push_back(std::string("oil-temp-") + static_cast<char>('a' + i));
     std::vector<fc::MetricPoint> points;
     for (int k = 0; k < shape.seq_len - 4; ++k) points.push_back(feeds.back().next());
@@ -215,6 +235,7 @@ int main(int argc, char** argv) {
     const timespec period{o.period_ms / 1000, (o.period_ms % 1000) * 1000000};
     if (sigtimedwait(&stop_signals, nullptr, &period) > 0) interrupted = true;
     for (int i = 0; i < o.series && !interrupted; ++i) {
+      if (!feeds[static_cast<std::size_t>(i)].has_next()) continue;  // the file ended for this series
       // Keep the last seq_len points: drop the oldest once the window is full.
       const std::size_t drop = shape.seq_len - 4 + appended >= shape.seq_len ? 1 : 0;
       auto patched = fc::call(client, "PATCH", fc::series_path(ns, names[static_cast<std::size_t>(i)]),
@@ -233,9 +254,11 @@ int main(int argc, char** argv) {
       ", forecasts " + std::to_string(*stats.forecasts) + ", written into status " +
       std::to_string(*stats.written) + ", errors " + std::to_string(*stats.errors));
 
-  // One chart per series, from the objects as the API server holds them now.
+  // One chart per series, from the objects as the API server holds them now, with the values
+  // that actually came over the forecast's horizon.
   ::mkdir(o.svg_dir.c_str(), 0755);
-  for (const auto& name : names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     auto got = fc::call(client, "GET", fc::series_path(ns, name), "");
     if (!got) continue;
     auto object = kinformer::Object::parse(got->body);
@@ -243,11 +266,17 @@ int main(int argc, char** argv) {
     auto series = fc::MetricSeries::decode(*object.value());
     if (!series) continue;
     const std::string path = o.svg_dir + "/" + name + ".svg";
-    if (auto written = fc::write_svg(path, series.value()); !written)
+    const auto actual = series->forecast ? feeds[i].after(series->forecast->based_on, series->forecast->points.size())
+                                         : std::vector<fc::MetricPoint>{};
+    if (auto written = fc::write_svg(path, series.value(), actual); !written)
       say("error: " + written.error().message);
     else
       say("wrote " + path + " (" + std::to_string(series->points.size()) + " points" +
-          (series->forecast ? ", forecast from " + fc::format_time(series->forecast->based_on)
+          (series->forecast ? ", forecast from " + fc::format_time(series->forecast->based_on) +
+                                  (series->forecast->last_score
+                                       ? ", last score: MAE " + std::to_string(series->forecast->last_score->model_mae) +
+                                             " vs naive " + std::to_string(series->forecast->last_score->naive_mae)
+                                       : "")
                             : ", no forecast") +
           ")");
   }

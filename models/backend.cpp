@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/instance_norm.hpp"
 #include "models/model_error.hpp"
 #include "models/reference_backend.hpp"
 #ifdef KINFORMER_HAVE_ONEDNN
@@ -43,12 +44,21 @@ void check_tensor(const char* name, const Tensor& t, int64_t batch, int64_t leng
 Backend::Backend(InformerConfig config, std::shared_ptr<const InformerWeights> weights)
     : config_(std::move(config)), weights_(std::move(weights)) {
   if (!weights_) throw ModelError("backend: no weights");
+  if (config_.instance_norm != InstanceNormKind::none) instance_norm_ = std::make_unique<InstanceNorm>();
 }
+
+Backend::~Backend() = default;
 
 void Backend::forecast(const ForecastInput& in, Tensor& out, ProbSparseSampler& sampler, Trace* trace) {
   validate_input(config_, in);
   sampler.begin_forward();
-  run(in, out, sampler, trace);
+  if (!instance_norm_) {
+    run(in, out, sampler, trace);
+    return;
+  }
+  run(instance_norm_->normalize(config_, *weights_, in), out, sampler, trace);
+  instance_norm_->denormalize(config_, *weights_, out);
+  if (trace) (*trace)["output"] = out;
 }
 
 void validate_input(const InformerConfig& c, const ForecastInput& in) {

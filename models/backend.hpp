@@ -13,6 +13,9 @@
 //     (and the first bad element) before any work is done.
 //   * Without an explicit sampler the backend's own SeededSampler is used, so a
 //     given input always gives the same output.
+//   * A config with instance_norm runs the network on the normalised window and maps the
+//     output back (models/instance_norm.hpp), the same for every backend; the trace's
+//     intermediates are those of the normalised window, its "output" the mapped-back one.
 //   * `trace`, when given, receives every §2 intermediate under the names of
 //     tools/reference/make_goldens.py (enc_embedding, enc_layer<i>, enc_distil<i>,
 //     enc_out, dec_embedding, dec_layer<i>, dec_out, output).
@@ -46,10 +49,12 @@ struct ForecastInput {
 
 using Trace = std::map<std::string, Tensor>;
 
+class InstanceNorm;  // models/instance_norm.hpp
+
 class Backend {
  public:
   Backend(InformerConfig config, std::shared_ptr<const InformerWeights> weights);
-  virtual ~Backend() = default;
+  virtual ~Backend();
   Backend(const Backend&) = delete;
   Backend& operator=(const Backend&) = delete;
 
@@ -70,6 +75,7 @@ class Backend {
 
  private:
   SeededSampler default_sampler_;
+  std::unique_ptr<InstanceNorm> instance_norm_;  // only for configs with instance_norm
 };
 
 /// Throws ModelError when a shape or a value of `in` is not what `config` accepts.

@@ -92,10 +92,23 @@ InformerConfig parse_config(const std::string& json_text, std::vector<std::strin
       c.distil = flag(v, key);
     } else if (key == "mix") {
       c.mix = flag(v, key);
+    } else if (key == "instance_norm") {
+      auto s = text(v, key);
+      if (s != "none" && s != "mean_std" && s != "last_value")
+        bad(key, "expected \"none\", \"mean_std\" or \"last_value\", got \"" + s + "\"");
+      c.instance_norm = s == "none" ? InstanceNormKind::none
+                        : s == "mean_std" ? InstanceNormKind::mean_std
+                                          : InstanceNormKind::last_value;
+    } else if (key == "instance_norm_affine") {
+      c.instance_norm_affine = flag(v, key);
     } else if (warnings) {
       warnings->push_back("config: unknown key '" + key + "' ignored");
     }
   }
+  if (c.instance_norm != InstanceNormKind::none && (c.dec_in != c.enc_in || c.c_out != c.enc_in))
+    bad("instance_norm", "needs enc_in == dec_in == c_out (the forecast is mapped back per input channel)");
+  if (c.instance_norm == InstanceNormKind::none && c.instance_norm_affine)
+    bad("instance_norm_affine", "needs an instance_norm other than \"none\"");
   if (c.d_model % c.n_heads != 0)
     throw ModelError("config: d_model " + std::to_string(c.d_model) + " is not divisible by n_heads " + std::to_string(c.n_heads));
   return c;
@@ -121,6 +134,10 @@ std::string to_json(const InformerConfig& c) {
               {"embed", c.embed},       {"freq", std::string(1, c.freq)},
               {"activation", c.activation == Activation::gelu ? "gelu" : "relu"},
               {"distil", c.distil},     {"mix", c.mix}};
+  if (c.instance_norm != InstanceNormKind::none) {
+    doc["instance_norm"] = c.instance_norm == InstanceNormKind::mean_std ? "mean_std" : "last_value";
+    doc["instance_norm_affine"] = c.instance_norm_affine;
+  }
   return doc.dump(1);
 }
 

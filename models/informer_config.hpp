@@ -3,7 +3,9 @@
 // InformerConfig: every hyper-parameter of the Informer (informer-model.md §1),
 // loaded from JSON whose keys are the official main_informer.py argument names
 // (enc_in, dec_in, c_out, seq_len, label_len, pred_len, factor, d_model, n_heads,
-// e_layers, d_layers, d_ff, dropout, attn, embed, freq, activation, distil, mix).
+// e_layers, d_layers, d_ff, dropout, attn, embed, freq, activation, distil, mix), plus
+// kinformer's own instance_norm ("none" | "mean_std" | "last_value") and
+// instance_norm_affine (issue 28; models/instance_norm.hpp).
 //
 // Contract
 //   * Missing keys keep the §1 defaults (the CLI defaults, not the constructor's).
@@ -11,6 +13,9 @@
 //   * freq keeps only its last character, as main_informer.py does ("15min" -> 'n',
 //     which is rejected; use "t").
 //   * Only embed "timeF" is implemented; other embeds are rejected with ModelError.
+//   * instance_norm other than "none" needs enc_in == dec_in == c_out; to_json writes
+//     the two instance_norm keys only when it is not "none", so official configs
+//     round-trip unchanged.
 // Errors: ModelError naming the key and the bad value. No nlohmann in this header.
 #pragma once
 
@@ -21,6 +26,7 @@ namespace kinformer::models {
 
 enum class AttentionKind { prob, full };
 enum class Activation { gelu, relu };
+enum class InstanceNormKind { none, mean_std, last_value };
 
 struct InformerConfig {
   int enc_in = 7;
@@ -42,6 +48,8 @@ struct InformerConfig {
   Activation activation = Activation::gelu;
   bool distil = true;
   bool mix = true;
+  InstanceNormKind instance_norm = InstanceNormKind::none;  // per-window normalisation around the network
+  bool instance_norm_affine = false;                        // with a learned per-channel weight and bias
 
   /// F_t of §3.1 (h: 4, t: 5, ...).
   int time_features() const;

@@ -92,6 +92,10 @@ std::vector<Slot> expected_slots(const InformerConfig& c, InformerWeights& w) {
   }
   norm("decoder.norm", w.decoder_norm);
   linear("projection", w.projection, c.c_out, d);
+  if (c.instance_norm_affine) {
+    slots.push_back({"instance_norm.weight", {c.enc_in}, &w.instance_norm_weight});
+    slots.push_back({"instance_norm.bias", {c.enc_in}, &w.instance_norm_bias});
+  }
   return slots;
 }
 

@@ -11,6 +11,8 @@
 //   * A "module." prefix on every name (nn.DataParallel checkpoints) is stripped.
 //   * encoder.conv_layers.*.norm.num_batches_tracked may be present or absent (a
 //     training counter, unused at inference).
+//   * instance_norm.weight and instance_norm.bias [enc_in] are expected exactly when the
+//     config has instance_norm_affine (kinformer's own names, models/instance_norm.hpp).
 //   * Shapes are PyTorch's: Linear weight [out, in]; Conv1d weight [out, in, k].
 // Errors: ModelError. Immutable after loading; share as shared_ptr<const ...>.
 #pragma once
@@ -70,6 +72,7 @@ struct InformerWeights {
   std::vector<DecoderLayerWeights> decoder_layers;  // d_layers
   NormWeights decoder_norm;
   LinearWeights projection;  // [c_out, D]
+  Tensor instance_norm_weight, instance_norm_bias;  // [enc_in], only with instance_norm_affine
 };
 
 /// Loads and validates; throws ModelError naming a missing, extra or mis-shaped tensor.

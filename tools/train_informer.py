@@ -51,6 +51,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference"))
+import baselines  # noqa: E402
 import informer_ref as ref  # noqa: E402
 
 
@@ -129,7 +130,7 @@ def main():
     steps = len(splits["train"]) // args.batch_size
     print("config %s\nparameters %d, %d train windows, %d steps/epoch" %
           (json.dumps(cfg), sum(p.numel() for p in model.parameters()), len(splits["train"]), steps))
-    epochs_run = 0
+    epochs_run, val_losses = 0, []
     for epoch in range(1, args.train_epochs + 1):
         model.train()
         t0, losses = time.time(), []
@@ -145,6 +146,7 @@ def main():
         sys.stderr.write("\n")
         val_loss = evaluate(model, cfg, splits["val"], args.batch_size, rng, shuffle=True)[0]
         epochs_run = epoch
+        val_losses.append(val_loss)
         print("epoch %d: train loss %.5f, val loss %.5f, %.0f s" %
               (epoch, np.mean(losses), val_loss, time.time() - t0), flush=True)
         if val_loss < best:
@@ -164,6 +166,11 @@ def main():
     mse, mae, n = evaluate(model, cfg, splits["test"], 32)
     minutes = (time.time() - started) / 60
     print("test: mse %.4f mae %.4f over %d windows (drop_last), %.1f min" % (mse, mae, n, minutes))
+    # The forecasts that need no model, on the same windows and scale (issue 28).
+    base = baselines.evaluate_baselines(splits, cfg["pred_len"], period=24)
+    print("naive: best %s mse %.4f (model/naive %.3f); ridge mse %.4f (model/ridge %.3f)" %
+          (base["naive_best"], base["naive_mse"], mse / base["naive_mse"], base["ridge"]["mse"],
+           mse / base["ridge"]["mse"]), flush=True)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     ref.save_safetensors(args.out + ".safetensors", model.state_dict(),
                          {"format": "pt", "source": "kinformer tools/train_informer.py"})
@@ -177,7 +184,11 @@ def main():
         json.dump({"test_mse": mse, "test_mae": mae, "test_windows": n, "epochs": epochs_run,
                    "kept_epoch": best_epoch, "best_val_loss": best, "minutes": minutes, "seed": args.seed,
                    "threads": args.threads, "batch_size": args.batch_size,
-                   "learning_rate": args.learning_rate}, f, indent=1)
+                   "learning_rate": args.learning_rate, "val_losses": val_losses,
+                   "args": sys.argv[1:],
+                   "selected_by": "validation loss (epoch; configuration by tools/sweep_informer.py)",
+                   "baselines": base, "ratio": mse / base["naive_mse"],
+                   "ratio_ridge": mse / base["ridge"]["mse"]}, f, indent=1)
 
 
 if __name__ == "__main__":

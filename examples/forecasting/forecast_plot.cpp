@@ -7,6 +7,8 @@
 #include <sstream>
 #include <vector>
 
+#include "examples/forecasting/forecast_score.hpp"
+
 namespace kinformer::forecasting {
 namespace {
 
@@ -15,6 +17,8 @@ constexpr double left = 90, right = 30, top = 96, bottom = 74;
 constexpr double plot_w = width - left - right, plot_h = height - top - bottom;
 const char* const history_colour = "#1f5fa8";
 const char* const forecast_colour = "#d9480f";
+const char* const naive_colour = "#9aa0a6";
+const char* const actual_colour = "#2b8a3e";
 
 std::string escape(const std::string& text) {
   std::string out;
@@ -73,10 +77,11 @@ struct Scale {
 };
 
 std::string polyline(const Scale& s, const std::vector<MetricPoint>& points, const char* colour,
-                     bool dashed) {
+                     const char* dashes = nullptr, double stroke_width = 2.2) {
   std::ostringstream out;
-  out << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"2.2\" stroke-linejoin=\"round\""
-      << (dashed ? " stroke-dasharray=\"7 4\"" : "") << " points=\"";
+  out << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"" << number(stroke_width)
+      << "\" stroke-linejoin=\"round\"" << (dashes ? std::string(" stroke-dasharray=\"") + dashes + "\"" : "")
+      << " points=\"";
   for (const auto& p : points)
     out << number(s.x(static_cast<double>(p.time)), 1) << "," << number(s.y(p.value), 1) << " ";
   out << "\"/>\n";
@@ -85,10 +90,13 @@ std::string polyline(const Scale& s, const std::vector<MetricPoint>& points, con
 
 }  // namespace
 
-std::string render_svg(const MetricSeries& series) {
+std::string render_svg(const MetricSeries& series, const std::vector<MetricPoint>& actual) {
   const std::vector<MetricPoint> none;
   const auto& history = series.points;
   const auto& forecast = series.forecast ? series.forecast->points : none;
+  std::vector<std::int64_t> forecast_times;
+  for (const auto& p : forecast) forecast_times.push_back(p.time);
+  const auto naive = series.forecast ? naive_last_day(series, series.forecast->based_on, forecast_times) : none;
   const std::string unit = series.unit.empty() ? "" : " (" + series.unit + ")";
   const std::string metric = series.metric.empty() ? "value" : series.metric;
   std::ostringstream svg;
@@ -100,6 +108,8 @@ std::string render_svg(const MetricSeries& series) {
       << " — " << escape(metric) << "</text>\n";
   std::vector<MetricPoint> all(history);
   all.insert(all.end(), forecast.begin(), forecast.end());
+  all.insert(all.end(), naive.begin(), naive.end());
+  all.insert(all.end(), actual.begin(), actual.end());
   if (all.empty()) {
     svg << "<text x=\"" << left << "\" y=\"" << top + plot_h / 2
         << "\" font-size=\"16\">no points yet</text>\n</svg>\n";
@@ -112,7 +122,9 @@ std::string render_svg(const MetricSeries& series) {
   const double step = nice_step(v1 - v0, 6);
   v0 = std::floor(v0 / step) * step;
   v1 = std::ceil(v1 / step) * step;
-  double t0 = static_cast<double>(all.front().time), t1 = static_cast<double>(all.back().time);
+  auto [early, late] = std::minmax_element(
+      all.begin(), all.end(), [](const MetricPoint& a, const MetricPoint& b) { return a.time < b.time; });
+  double t0 = static_cast<double>(early->time), t1 = static_cast<double>(late->time);
   if (t1 <= t0) t1 = t0 + 3600;
   const Scale s{t0, t1, v0, v1};
   const int decimals = step >= 1 ? 0 : step >= 0.1 ? 1 : 2;
@@ -122,11 +134,17 @@ std::string render_svg(const MetricSeries& series) {
       << (series.interval_seconds % 3600 == 0 ? std::to_string(series.interval_seconds / 3600) + " h"
                                               : std::to_string(series.interval_seconds) + " s");
   if (series.forecast)
-    svg << "; forecast of the next " << forecast.size() << " by model " << escape(series.forecast->model)
-        << " from the point at " << format_time(series.forecast->based_on);
+    svg << "; forecast of the next " << forecast.size() << " by " << escape(series.forecast->model) << " from "
+        << format_time(series.forecast->based_on);
   else
     svg << "; no forecast yet";
   svg << "</text>\n";
+  if (series.forecast && series.forecast->last_score) {  // right-aligned above the plot
+    const auto& sc = *series.forecast->last_score;
+    svg << "<text x=\"" << left + plot_w << "\" y=\"" << top - 6 << "\" font-size=\"12\" text-anchor=\"end\" fill=\"#444\">"
+        << "last checked forecast (from " << format_time(sc.based_on) << ", " << sc.points << " points came): MAE "
+        << number(sc.model_mae, 2) << " vs naive " << number(sc.naive_mae, 2) << "</text>\n";
+  }
 
   // The forecast band, gridlines and axes.
   if (!forecast.empty()) {
@@ -163,15 +181,18 @@ std::string render_svg(const MetricSeries& series) {
       << "<text transform=\"translate(24," << top + plot_h / 2 << ") rotate(-90)\" font-size=\"14\" "
       << "text-anchor=\"middle\">" << escape(metric + unit) << "</text>\n";
 
-  // The data: history solid, forecast dashed from the last history point on.
-  if (!history.empty()) svg << polyline(s, history, history_colour, false);
+  // The data: history solid, the naive forecast faint, what came dotted, and the forecast
+  // dashed from the last history point on, on top.
+  if (!history.empty()) svg << polyline(s, history, history_colour);
+  if (!naive.empty()) svg << polyline(s, naive, naive_colour, "3 3", 1.6);
+  if (!actual.empty()) svg << polyline(s, actual, actual_colour, "1 3", 2.4);
   if (!forecast.empty()) {
     std::vector<MetricPoint> joined;
     auto from = std::find_if(history.begin(), history.end(),
                              [&](const MetricPoint& p) { return p.time == series.forecast->based_on; });
     if (from != history.end()) joined.push_back(*from);
     joined.insert(joined.end(), forecast.begin(), forecast.end());
-    svg << polyline(s, joined, forecast_colour, true);
+    svg << polyline(s, joined, forecast_colour, "7 4");
     for (const auto& p : forecast)
       svg << "<circle cx=\"" << number(s.x(static_cast<double>(p.time))) << "\" cy=\"" << number(s.y(p.value))
           << "\" r=\"2.6\" fill=\"" << forecast_colour << "\"/>\n";
@@ -184,15 +205,21 @@ std::string render_svg(const MetricSeries& series) {
       << "<text x=\"" << left + 42 << "\" y=\"" << ly << "\" font-size=\"13\">history (spec.points)</text>\n"
       << "<line x1=\"" << left + 230 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + 264 << "\" y2=\""
       << ly - 4 << "\" stroke=\"" << forecast_colour << "\" stroke-width=\"2.2\" stroke-dasharray=\"7 4\"/>\n"
-      << "<text x=\"" << left + 272 << "\" y=\"" << ly
-      << "\" font-size=\"13\">forecast (status.forecast), on the shaded band</text>\n"
-      << "</svg>\n";
+      << "<text x=\"" << left + 272 << "\" y=\"" << ly << "\" font-size=\"13\">forecast (status.forecast)</text>\n"
+      << "<line x1=\"" << left + 470 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + 504 << "\" y2=\"" << ly - 4
+      << "\" stroke=\"" << naive_colour << "\" stroke-width=\"1.6\" stroke-dasharray=\"3 3\"/>\n"
+      << "<text x=\"" << left + 512 << "\" y=\"" << ly << "\" font-size=\"13\">naive (last day repeated)</text>\n";
+  if (!actual.empty())
+    svg << "<line x1=\"" << left + 690 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + 724 << "\" y2=\"" << ly - 4
+        << "\" stroke=\"" << actual_colour << "\" stroke-width=\"2.4\" stroke-dasharray=\"1 3\"/>\n"
+        << "<text x=\"" << left + 732 << "\" y=\"" << ly << "\" font-size=\"13\">actual</text>\n";
+  svg << "</svg>\n";
   return svg.str();
 }
 
-Result<void> write_svg(const std::string& path, const MetricSeries& series) {
+Result<void> write_svg(const std::string& path, const MetricSeries& series, const std::vector<MetricPoint>& actual) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << render_svg(series);
+  out << render_svg(series, actual);
   out.close();
   if (!out) return Error{Errc::server_error, "could not write " + path};
   return {};

@@ -1,9 +1,11 @@
 // examples/forecasting/forecast_plot.hpp
 //
-// An SVG chart of one MetricSeries: its points (history, solid) and the forecast
-// in its status (dashed, on a shaded band after the last point the forecast was
-// made from), with time and value axes, units, gridlines, a legend and the
-// series' name and metric as the title.
+// An SVG chart of one MetricSeries: its points (history, solid), the forecast in its
+// status (dashed, on a shaded band after the last point the forecast was made from),
+// the naive forecast from the same history (the last day repeated, a faint line:
+// forecast_score.hpp), and, when the caller knows them, the values that actually
+// came (`actual`, dotted), with time and value axes, units, gridlines, a legend, the
+// series' name and metric as the title, and the last score from status.
 //
 // Contract
 //   * render_svg() is pure: the same series gives the same text. Times are UTC.
@@ -14,13 +16,14 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "examples/forecasting/metric_series.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::forecasting {
 
-std::string render_svg(const MetricSeries& series);
-Result<void> write_svg(const std::string& path, const MetricSeries& series);
+std::string render_svg(const MetricSeries& series, const std::vector<MetricPoint>& actual = {});
+Result<void> write_svg(const std::string& path, const MetricSeries& series, const std::vector<MetricPoint>& actual = {});
 
 }  // namespace kinformer::forecasting

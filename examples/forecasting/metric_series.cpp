@@ -90,6 +90,23 @@ Result<MetricSeries> MetricSeries::decode(const Object& object) {
   auto points = decode_points(*forecast, series.key + ": status.forecast.points");
   if (!points) return points.error();
   f.points = std::move(points).value();
+  if (auto score = forecast->find("lastScore"); score != forecast->end() && score->is_object()) {
+    ForecastScore sc;
+    auto scored = parse_time(string_or_empty(*score, "basedOn"));
+    auto number = [&](const char* key, double& into) {
+      auto it = score->find(key);
+      if (it == score->end() || !it->is_number()) return false;
+      into = it->get<double>();
+      return true;
+    };
+    double points_seen = 0;
+    if (!scored || !number("points", points_seen) || !number("modelMae", sc.model_mae) ||
+        !number("naiveMae", sc.naive_mae) || !number("ratio", sc.ratio))
+      return Error{Errc::decode_failed, series.key + ": status.forecast.lastScore needs basedOn, points, modelMae, naiveMae and ratio"};
+    sc.based_on = scored.value();
+    sc.points = static_cast<int>(points_seen);
+    f.last_score = sc;
+  }
   series.forecast = std::move(f);
   return series;
 }
@@ -179,11 +196,16 @@ std::string append_points_patch(const std::vector<MetricPoint>& added, std::size
 }
 
 std::string forecast_status_patch(const SeriesForecast& forecast) {
-  json patch = {{"status",
-                 {{"forecast",
-                   {{"model", forecast.model},
-                    {"basedOn", format_time(forecast.based_on)},
-                    {"points", points_json(forecast.points)}}}}}};
+  json body = {{"model", forecast.model},
+               {"basedOn", format_time(forecast.based_on)},
+               {"points", points_json(forecast.points)}};
+  // null removes a score left from before (merge-patch semantics), so status never pairs
+  // a new forecast with a score that no longer applies to the series.
+  body["lastScore"] = nullptr;
+  if (const auto& s = forecast.last_score)
+    body["lastScore"] = {{"basedOn", format_time(s->based_on)}, {"points", s->points}, {"modelMae", s->model_mae},
+                         {"naiveMae", s->naive_mae}, {"naive", "last_day"}, {"ratio", s->ratio}};
+  json patch = {{"status", {{"forecast", std::move(body)}}}};
   return patch.dump();
 }
 

@@ -8,7 +8,10 @@
 //   spec:   {metric: "oil temperature", unit: "°C", intervalSeconds: 3600,
 //            points: [{time: "2016-07-01T00:00:00Z", value: 30.531}, ...]}
 //   status: {forecast: {model: "etth1_s_24", basedOn: "<time of the last point used>",
-//            points: [{time, value}, ...]}}
+//            points: [{time, value}, ...],
+//            lastScore: {basedOn, points, modelMae, naiveMae, naive: "last_day", ratio}}}
+//   lastScore is how the newest forecast that could be checked turned out against the
+//   points that arrived since, beside the naive forecast (forecast_score.hpp).
 //
 // Contract
 //   * decode() reads an Object once (Informer<MetricSeries> does it at ingest). A
@@ -44,10 +47,20 @@ struct MetricPoint {
   double value = 0;
 };
 
+// A forecast checked against the points that arrived (examples/forecasting/forecast_score.hpp).
+struct ForecastScore {
+  std::int64_t based_on = 0;  // the checked forecast's basedOn
+  int points = 0;             // how many of its points have arrived
+  double model_mae = 0;       // its mean absolute error over them, in the metric's unit
+  double naive_mae = 0;       // the same for the last day repeated from the same history
+  double ratio = 0;           // model_mae / naive_mae: below 1, the model helps on this series
+};
+
 struct SeriesForecast {
   std::string model;
   std::int64_t based_on = 0;  // time of the last point the forecast was made from
   std::vector<MetricPoint> points;
+  std::optional<ForecastScore> last_score;  // status.forecast.lastScore
 };
 
 struct MetricSeries {

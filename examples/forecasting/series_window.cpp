@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "examples/forecasting/forecast_score.hpp"
+
 namespace kinformer::forecasting {
 
 Result<WindowShape> window_shape(std::string model, const models::InformerConfig& config,
@@ -81,6 +83,10 @@ SeriesForecast to_forecast(const MetricSeries& series, const WindowShape& shape,
   for (std::size_t i = 0; i < reply.values.size(); ++i)
     forecast.points.push_back({forecast.based_on + static_cast<std::int64_t>(i + 1) * series.interval_seconds,
                                shape.unscale(reply.values[i])});
+  // The score of the forecast now in status; while none of its points has arrived, the one
+  // it carried stays the last known.
+  forecast.last_score = score_forecast(series);
+  if (!forecast.last_score && series.forecast) forecast.last_score = series.forecast->last_score;
   return forecast;
 }
 

@@ -53,7 +53,9 @@ inline bool window_full(const MetricSeries& series, const WindowShape& shape) {
 /// The model window of the series' last seq_len points (see the contract).
 Result<actors::ForecastRequest> build_window(const MetricSeries& series, const WindowShape& shape);
 
-/// The forecast as points in the series' units, one interval apart after its last point.
+/// The forecast as points in the series' units, one interval apart after its last point,
+/// with the score of the forecast the series' status holds (score_forecast), or the
+/// score that one carried while none of its points has arrived.
 SeriesForecast to_forecast(const MetricSeries& series, const WindowShape& shape,
                            const actors::ForecastReply& reply);
 

@@ -90,7 +90,7 @@ TEST_CASE("the append patch drops the oldest points and appends the new ones", "
   CHECK(ops[0] == json{{"op", "remove"}, {"path", "/spec/points/0"}});
   CHECK(ops[1]["path"] == "/spec/points/-");
   CHECK(ops[1]["value"] == json{{"time", "2016-07-01T00:00:00Z"}, {"value", 1.25}});
-  auto status = json::parse(fc::forecast_status_patch({"h24", 1467331200, {{1467334800, 2.5}}}));
+  auto status = json::parse(fc::forecast_status_patch({"h24", 1467331200, {{1467334800, 2.5}}, std::nullopt}));
   CHECK(status["status"]["forecast"]["basedOn"] == "2016-07-01T00:00:00Z");
   CHECK(status["status"]["forecast"]["points"][0]["value"] == 2.5);
 }
@@ -117,6 +117,14 @@ TEST_CASE("the SVG chart draws history and forecast apart with axes, units and t
   CHECK(svg.find("h24<&>") == std::string::npos);
   CHECK(svg.find("stroke-dasharray=\"7 4\" points=") != std::string::npos);  // the forecast line is dashed
   CHECK(svg.find("07-01 12:00") != std::string::npos);                       // a time tick
+  // The naive forecast (the last day repeated from the forecast's basis) is drawn faintly,
+  // and the values that came only when the caller knows them.
+  CHECK(svg.find("stroke-dasharray=\"3 3\" points=") != std::string::npos);
+  CHECK(svg.find("naive (last day repeated)") != std::string::npos);
+  CHECK(svg.find("stroke-dasharray=\"1 3\" points=") == std::string::npos);
+  const std::string with_actual = fc::render_svg(series.value(), {{1467331200 + 48 * 3600, 21.0}, {1467331200 + 49 * 3600, 22.0}});
+  CHECK(with_actual.find("stroke-dasharray=\"1 3\" points=") != std::string::npos);
+  CHECK(with_actual.find(">actual</text>") != std::string::npos);
   // Without points it says so rather than drawing an empty frame.
   auto empty = decode(series_json(json::array()));
   REQUIRE(empty);

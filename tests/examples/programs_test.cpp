@@ -95,7 +95,17 @@ TEST_CASE("forecast_pipeline writes forecasts into the status of every series an
     const std::string svg = slurp(dir / ("plots/" + name + ".svg"));
     CHECK(svg.find("metrics/" + name) != std::string::npos);
     CHECK(svg.find("(°C)") != std::string::npos);
-    CHECK(svg.find("stroke-dasharray=\"7 4\" points=") != std::string::npos);
+    CHECK(svg.find("stroke-dasharray=\"7 4\" points=") != std::string::npos);  // the forecast
+    CHECK(svg.find("stroke-dasharray=\"3 3\" points=") != std::string::npos);  // the naive forecast
+    CHECK(svg.find("stroke-dasharray=\"1 3\" points=") != std::string::npos);  // what actually came
+    // Forecasts kept coming as points arrived, so the one in status carries the score of an
+    // earlier one against the points that came since, beside the naive forecast's.
+    REQUIRE(series->forecast->last_score);
+    CHECK(series->forecast->last_score->points >= 1);
+    CHECK(series->forecast->last_score->based_on < series->forecast->based_on);
+    CHECK(series->forecast->last_score->naive_mae >= 0);
+    // The points are the ETT test split's oil temperature (from 2017-10-24), not a synthetic curve.
+    CHECK(fc::format_time(series->points.front().time).substr(0, 7) >= "2017-10");
   }
   (void)(*server)->stop();
 }

@@ -31,6 +31,11 @@ std::string golden_dir() {
 
 std::string golden_weights() { return golden_dir() + "/weights.safetensors"; }
 
+std::string golden_weights(const std::string& case_name) {
+  const std::string own = golden_dir() + "/" + case_name + "/weights.safetensors";
+  return std::ifstream(own).good() ? own : golden_weights();
+}
+
 models::InformerConfig golden_config(const std::string& case_name) {
   return models::load_config(golden_dir() + "/" + case_name + "/config.json");
 }

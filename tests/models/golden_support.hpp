@@ -22,6 +22,10 @@ std::string golden_dir();
 /// weights.safetensors of the golden set.
 std::string golden_weights();
 
+/// The case's own <case>/weights.safetensors when it has one (cases with extra tensors,
+/// such as instance_norm's affine), else golden_weights().
+std::string golden_weights(const std::string& case_name);
+
 models::InformerConfig golden_config(const std::string& case_name);
 
 /// <case>/<name>.npy as a float tensor.

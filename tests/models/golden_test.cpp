@@ -33,7 +33,7 @@ std::shared_ptr<const models::InformerWeights> weights_for(const models::Informe
 
 void check_full_model(const std::string& backend_name, const std::string& case_name) {
   auto config = golden_config(case_name);
-  auto backend = models::make_backend(backend_name, config, weights_for(config));
+  auto backend = models::make_backend(backend_name, config, models::load_weights(golden_weights(case_name), config));
   Tensor x_enc = golden_tensor(case_name, "x_enc"), x_mark_enc = golden_tensor(case_name, "x_mark_enc"),
          x_dec = golden_tensor(case_name, "x_dec"), x_mark_dec = golden_tensor(case_name, "x_mark_dec");
   int calls = config.attn == models::AttentionKind::prob ? 3 : 0;
@@ -85,12 +85,12 @@ TEST_CASE("the reference backend matches PyTorch layer by layer at 96/48/24, 720
 
 TEST_CASE("the reference backend matches PyTorch end to end with every intermediate",
           "[models][golden][reference][unit]") {
-  for (std::string c : {"s96", "s720", "s97", "full_nomix"})
+  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value"})
     SECTION(c) { check_full_model("reference", c); }
 }
 
 TEST_CASE("the oneDNN backend matches PyTorch end to end with every intermediate", "[models][golden][onednn][unit]") {
-  for (std::string c : {"s96", "s720", "s97", "full_nomix"})
+  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value"})
     SECTION(c) { check_full_model("onednn", c); }
 }
 
@@ -145,7 +145,7 @@ TEST_CASE("a whole model whose factor selects every query equals the full-attent
 
 TEST_CASE("the CUDA backend matches PyTorch end to end with every intermediate", "[models][golden][cuda][gpu][unit]") {
   KINFORMER_REQUIRE_CUDA_DEVICE();
-  for (std::string c : {"s96", "s720", "s97", "full_nomix"})
+  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value"})
     SECTION(c) { check_full_model("cuda", c); }
 }
 

@@ -25,7 +25,8 @@ import torch.nn.functional as F
 DEFAULT_CONFIG = dict(enc_in=7, dec_in=7, c_out=7, seq_len=96, label_len=48, pred_len=24,
                       factor=5, d_model=512, n_heads=8, e_layers=2, d_layers=1, d_ff=2048,
                       dropout=0.05, attn="prob", embed="timeF", freq="h", activation="gelu",
-                      distil=True, mix=True)
+                      distil=True, mix=True, instance_norm="none", instance_norm_affine=False)
+INSTANCE_NORMS = ("none", "mean_std", "last_value")
 TIME_FEATURES = {"h": 4, "t": 5, "s": 6, "m": 1, "a": 1, "w": 2, "d": 3, "b": 3}
 
 
@@ -141,6 +142,45 @@ class AttentionLayer(nn.Module):
 
 def make_attention(cfg, mask_flag, kind):
     return ProbAttention(mask_flag, cfg["factor"]) if kind == "prob" else FullAttention(mask_flag)
+
+
+# -- instance normalisation (issue 28; models/instance_norm.hpp is the C++ twin) ---------
+
+class InstanceNorm(nn.Module):
+    """Each window is normalised per channel by its own encoder rows' statistics before the
+    embeddings, and the forecast is mapped back: mean_std subtracts the mean and divides by
+    sqrt(var + EPS) (RevIN), last_value subtracts the last encoder row. The decoder's label rows
+    are normalised with the encoder's statistics; its last pred_len rows (the placeholder) are
+    zero in the normalised space, whatever the caller put there. With affine, a learned
+    per-channel weight and bias follow the normalisation and are undone first on the way out."""
+
+    EPS = 1e-5
+
+    def __init__(self, mode, channels, affine):
+        super().__init__()
+        if mode not in INSTANCE_NORMS[1:]:
+            raise ValueError("instance_norm must be one of %s" % (INSTANCE_NORMS,))
+        self.mode = mode
+        if affine:
+            self.weight = nn.Parameter(torch.ones(channels))
+            self.bias = nn.Parameter(torch.zeros(channels))
+        else:
+            self.weight = self.bias = None
+
+    def statistics(self, x_enc):
+        if self.mode == "last_value":
+            return x_enc[:, -1:, :], torch.ones_like(x_enc[:, -1:, :])
+        mean = x_enc.mean(dim=1, keepdim=True)
+        return mean, torch.sqrt(x_enc.var(dim=1, keepdim=True, unbiased=False) + self.EPS)
+
+    def normalize(self, x, stats):
+        x = (x - stats[0]) / stats[1]
+        return x if self.weight is None else x * self.weight + self.bias
+
+    def denormalize(self, y, stats):
+        if self.weight is not None:
+            y = (y - self.bias) / (self.weight + self.EPS * self.EPS)
+        return y * stats[1] + stats[0]
 
 
 # -- embedding ------------------------------------------------------------------------
@@ -312,9 +352,20 @@ class Informer(nn.Module):
                           AttentionLayer(FullAttention(False), d, h, False), cfg)
              for _ in range(cfg["d_layers"])], d)
         self.projection = nn.Linear(d, cfg["c_out"])
+        if cfg["instance_norm"] != "none":
+            if cfg["c_out"] != cfg["enc_in"] or cfg["dec_in"] != cfg["enc_in"]:
+                raise ValueError("instance_norm needs enc_in == dec_in == c_out")
+            self.instance_norm = InstanceNorm(cfg["instance_norm"], cfg["enc_in"], cfg["instance_norm_affine"])
+        else:
+            self.instance_norm = None
 
     def forward(self, x_enc, x_mark_enc, x_dec, x_mark_dec, hook=None, trace=None):
         hook = hook or DEFAULT_HOOK
+        if self.instance_norm is not None:
+            stats = self.instance_norm.statistics(x_enc)
+            x_enc = self.instance_norm.normalize(x_enc, stats)
+            label = self.instance_norm.normalize(x_dec[:, :-self.pred_len, :], stats)
+            x_dec = torch.cat([label, torch.zeros_like(x_dec[:, -self.pred_len:, :])], dim=1)
         x = self.enc_embedding(x_enc, x_mark_enc)
         _record(trace, "enc_embedding", x)
         enc_out = self.encoder(x, hook, trace)
@@ -324,6 +375,8 @@ class Informer(nn.Module):
         y = self.decoder(y, enc_out, hook, trace)
         _record(trace, "dec_out", y)
         out = self.projection(y)[:, -self.pred_len:, :]
+        if self.instance_norm is not None:
+            out = self.instance_norm.denormalize(out, stats)
         _record(trace, "output", out)
         return out
 

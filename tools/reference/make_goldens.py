@@ -11,7 +11,10 @@ DIR/<case>/*.npy         inputs (x_enc, x_mark_enc, x_dec, x_mark_dec), the capt
                          key samples idx<k> and selected queries top<k> (k = call order, §3.4),
                          every intermediate of §2 and the output.
 Cases: s96 (96/48/24), s720 (720/48/24), s97 (97/30/11, odd lengths),
-full_nomix (96/48/24 with attn=full, mix=False).
+full_nomix (96/48/24 with attn=full, mix=False), s96_mean_std and s96_last_value (96/48/24 with
+instance_norm; x_enc has a per-window offset and scale so the normalisation matters, the x_dec
+placeholder holds noise the model must ignore; s96_mean_std is affine and has its own
+DIR/<case>/weights.safetensors with instance_norm.weight/bias).
 The forward pass runs in float64 (then saved as float32), so the goldens are the exact math and
 the tests measure the C++ fp32 error alone. B = 2 everywhere.
 DIR/MANIFEST is written last; its presence means the set is complete. It records a hash of the
@@ -34,6 +37,10 @@ CASES = {
     "s720": dict(seq_len=720, label_len=48, pred_len=24),
     "s97": dict(seq_len=97, label_len=30, pred_len=11),  # odd lengths: distil 97 -> 49
     "full_nomix": dict(seq_len=96, label_len=48, pred_len=24, attn="full", mix=False),
+    # instance normalisation (issue 28): the placeholder rows of x_dec get noise, which the
+    # model must ignore; the affine case has its own weights file with the two extra tensors
+    "s96_mean_std": dict(seq_len=96, label_len=48, pred_len=24, instance_norm="mean_std", instance_norm_affine=True),
+    "s96_last_value": dict(seq_len=96, label_len=48, pred_len=24, instance_norm="last_value"),
 }
 BATCH = 2
 
@@ -84,17 +91,28 @@ def main():
     for case, overrides in CASES.items():
         cfg = dict(ref.DEFAULT_CONFIG, **overrides)
         model = ref.Informer(cfg)
-        model.load_state_dict(state)
-        model = model.double().eval()
         folder = os.path.join(args.out, case)
         os.makedirs(folder, exist_ok=True)
+        if cfg.get("instance_norm_affine"):
+            model.load_state_dict(state, strict=False)
+            with torch.no_grad():
+                model.instance_norm.weight.copy_(1 + 0.1 * torch.randn(cfg["enc_in"], generator=gen))
+                model.instance_norm.bias.copy_(0.1 * torch.randn(cfg["enc_in"], generator=gen))
+            ref.save_safetensors(os.path.join(folder, "weights.safetensors"), model.state_dict(),
+                                 {"format": "pt", "source": "kinformer tools/reference/make_goldens.py"})
+        else:
+            model.load_state_dict(state)
+        model = model.double().eval()
         with open(os.path.join(folder, "config.json"), "w") as f:
             json.dump(cfg, f, indent=1)
         l_dec = cfg["label_len"] + cfg["pred_len"]
         x_enc = torch.randn(BATCH, cfg["seq_len"], cfg["enc_in"], generator=gen)
+        placeholder = torch.zeros(BATCH, cfg["pred_len"], cfg["dec_in"])
+        if cfg.get("instance_norm", "none") != "none":
+            x_enc = 3 * x_enc + 5 * torch.randn(BATCH, 1, cfg["enc_in"], generator=gen)
+            placeholder = torch.randn(BATCH, cfg["pred_len"], cfg["dec_in"], generator=gen)
         x_mark_enc = torch.rand(BATCH, cfg["seq_len"], 4, generator=gen) - 0.5
-        x_dec = torch.cat([x_enc[:, -cfg["label_len"]:, :],
-                           torch.zeros(BATCH, cfg["pred_len"], cfg["dec_in"])], dim=1)
+        x_dec = torch.cat([x_enc[:, -cfg["label_len"]:, :], placeholder], dim=1)
         x_mark_dec = torch.rand(BATCH, l_dec, 4, generator=gen) - 0.5
         inputs = dict(x_enc=x_enc, x_mark_enc=x_mark_enc, x_dec=x_dec, x_mark_dec=x_mark_dec)
         for name, t in inputs.items():

@@ -1,0 +1,44 @@
+// models/instance_norm.hpp
+//
+// InstanceNorm: the per-window normalisation of issue 28 (RevIN, "Non-stationary
+// Transformers"), applied around every backend's forward pass by Backend::forecast, so
+// the reference, oneDNN and CUDA backends share one implementation of the rule.
+// tools/reference/informer_ref.py's InstanceNorm is its PyTorch twin.
+//
+// Contract
+//   * Statistics per window and channel from the encoder rows alone: mean_std gives
+//     shift = mean, scale = sqrt(population variance + 1e-5); last_value gives
+//     shift = the last encoder row, scale = 1.
+//   * normalize(): x_enc' = (x_enc − shift) / scale, then × weight + bias when the config
+//     has a learned affine. x_dec's first L_dec − pred_len rows (the label rows) are
+//     normalised the same way; its last pred_len rows (the placeholder) are zero in the
+//     normalised space, whatever the caller put there.
+//   * denormalize(): out = ((y − bias) / (weight + 1e-10)) × scale + shift, per window and
+//     channel of the last normalize().
+//   * Only for configs with enc_in == dec_in == c_out (parse_config enforces it).
+// Threading: one window batch at a time per object (it keeps scratch and statistics).
+#pragma once
+
+#include <vector>
+
+#include "models/backend.hpp"
+#include "models/informer_config.hpp"
+#include "models/informer_weights.hpp"
+#include "models/tensor.hpp"
+
+namespace kinformer::models {
+
+class InstanceNorm {
+ public:
+  /// The normalised copy of `in`; valid until the next call. Keeps the statistics.
+  ForecastInput normalize(const InformerConfig& config, const InformerWeights& weights, const ForecastInput& in);
+
+  /// Maps the model's output [B, pred_len, C] back, in place.
+  void denormalize(const InformerConfig& config, const InformerWeights& weights, Tensor& out) const;
+
+ private:
+  std::vector<double> shift_, scale_;  // [B, C]
+  Tensor x_enc_, x_dec_;
+};
+
+}  // namespace kinformer::models
