@@ -85,6 +85,7 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::shared_ptr<const ListBody> list;  // when set, the body (the HTTP layer streams it)
+  int retry_after_seconds = 0;           // > 0: sent as Retry-After (429, 507)
 };
 
 /// What a watch request asks the HTTP layer to stream.

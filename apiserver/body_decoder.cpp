@@ -128,32 +128,10 @@ class YamlExpander {
   bool too_deep_ = false;
 };
 
-// Deeply nested documents would exhaust the stack in recursive parsing or dumping, so
-// the raw text's bracket depth is bounded first (strings in double quotes excluded).
-bool nesting_within_limit(std::string_view body, std::size_t max_nesting) {
-  std::size_t depth = 0;
-  bool in_string = false;
-  for (std::size_t i = 0; i < body.size(); ++i) {
-    char c = body[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > max_nesting) return false;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 ApiResult<json> decode_body(std::string_view body, BodyFormat format, const ObjectLimits& limits) {
-  if (!nesting_within_limit(body, limits.max_depth))
+  if (!text_nests_within(body, limits.max_depth))
     return ApiError::bad_request("the request body nests deeper than " + std::to_string(limits.max_depth) +
                                  " levels");
   if (!is_valid_utf8(body)) return ApiError::bad_request("the request body is not valid UTF-8");

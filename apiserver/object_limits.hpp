@@ -15,6 +15,10 @@
 //   * bounded_size(): the estimated serialized size of a value (strings and keys
 //     counted without escapes), counting stops once it exceeds `cap`.
 //   * is_valid_utf8(): RFC 3629 (no overlongs, no surrogates, at most U+10FFFF).
+//   * text_nests_within(): whether JSON (or YAML flow) text opens at most `max_depth`
+//     brackets at once, strings in double quotes excluded. Deep documents would exhaust
+//     the stack in recursive parsing or dumping, so the raw text is checked before any
+//     parser sees it (request bodies; the write-ahead log and snapshots, issue 33).
 // Threading: pure functions. Errors: ApiError values; never throws (beyond bad_alloc).
 #pragma once
 
@@ -37,6 +41,7 @@ struct ObjectLimits {
 std::optional<ApiError> check_object_limits(const nlohmann::json& object, const ObjectLimits& limits);
 std::size_t bounded_size(const nlohmann::json& value, std::size_t cap);
 bool is_valid_utf8(std::string_view text);
+bool text_nests_within(std::string_view text, std::size_t max_depth);
 
 /// 413 for an object (or its patched result) above `limit` bytes.
 ApiError object_too_large(std::size_t limit);

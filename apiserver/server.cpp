@@ -19,8 +19,11 @@
 
 #include "apiserver/api.hpp"
 #include "apiserver/auth.hpp"
-#include "apiserver/connection_registry.hpp"
 #include "apiserver/storage/persistence.hpp"
+#include "runtime/accept_loop.hpp"
+#include "runtime/connection_registry.hpp"
+#include "runtime/http_framing.hpp"
+#include "runtime/io_loop.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tcp_listen.hpp"
 
@@ -38,8 +41,6 @@ constexpr std::size_t max_events_per_batch = 512;
 constexpr std::size_t max_batch_bytes = 1 << 20;
 constexpr std::size_t max_list_write_bytes = 256 * 1024;  // one write of a streamed list body
 constexpr std::size_t fd_reserve = 64;  // descriptors kept free for files, the listener, TLS
-constexpr auto min_accept_backoff = std::chrono::milliseconds(5);
-constexpr auto max_accept_backoff = std::chrono::milliseconds(500);
 
 struct Counters {
   std::atomic<std::uint64_t> requests{0};
@@ -58,10 +59,54 @@ struct Shared {
   std::string address;  // "127.0.0.1:PORT", for /api
   storage::Persistence* persistence;  // nullptr without a data file
   net::thread_pool* handlers;         // etcd: where API handlers wait for it; else nullptr
+  WatchAdmission* full_state_watches;
 };
 
 ApiError not_persisted() {
   return ApiError::internal("the write-ahead log failed: this request's effect may not survive a restart");
+}
+
+constexpr const char* disk_full_why =
+    "the disk of the data file is full: writes are refused (507) until it has room again; reads and watches go on";
+
+// While the log cannot grow (storage/wal.hpp) a write is refused before it is applied, so
+// nothing acknowledged depends on room the disk does not have; /healthz still answers
+// (the server serves reads) and says why, /readyz fails.
+std::optional<HttpResponse> answer_while_disk_full(const storage::Persistence* persistence,
+                                                   const std::string& method, const std::string& target) {
+  if (!persistence || !persistence->disk_full()) return std::nullopt;
+  if (method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE") {
+    auto response = error_response(ApiError{507, "InsufficientStorage", disk_full_why, {}, {}, {}, {}, {}});
+    response.retry_after_seconds = 10;
+    return response;
+  }
+  auto path = std::string_view(target).substr(0, target.find('?'));
+  if (path == "/healthz") return HttpResponse{200, "text/plain; charset=utf-8", std::string("ok\nwarning: ") + disk_full_why, nullptr};
+  if (path == "/readyz")
+    return HttpResponse{500, "text/plain; charset=utf-8", std::string("[-]log failed: ") + disk_full_why + "\nreadyz check failed", nullptr};
+  return std::nullopt;
+}
+
+// Go's net/http answers 431 for a header over its limit; ours covers the trailer too.
+ApiError header_too_large() {
+  return ApiError{431, "RequestHeaderFieldsTooLarge",
+                  "the request's header or trailer exceeds " + std::to_string(max_header_bytes) + " bytes",
+                  {}, {}, {}, {}, {}};
+}
+
+// kube-apiserver's answer beyond --max-requests-inflight.
+HttpResponse too_many_requests(const std::string& why) {
+  auto response = error_response(
+      ApiError{429, "TooManyRequests", "Too many requests, please try again later: " + why, {}, {}, {}, {}, {}});
+  response.retry_after_seconds = 1;
+  return response;
+}
+
+// Go's net/http (kube-apiserver) answers 501 to any Transfer-Encoding but "chunked".
+ApiError unsupported_transfer_encoding(std::string_view value) {
+  return ApiError{501, "NotImplemented",
+                  "Transfer-Encoding \"" + std::string(value.substr(0, 256)) + "\" is not supported (only chunked)",
+                  {}, {}, {}, {}, {}};
 }
 
 std::string chunk_header(std::size_t size) {
@@ -75,10 +120,11 @@ std::string chunk_header(std::size_t size) {
 template <class Stream>
 class Session : public Connection, public std::enable_shared_from_this<Session<Stream>> {
  public:
-  Session(Stream stream, const Shared& shared, ConnectionRegistry& registry, std::string peer)
+  Session(Stream stream, const Shared& shared, ConnectionRegistry& registry, std::string client, std::string peer)
       : stream_(std::move(stream)),
         shared_(shared),
         registry_(registry),
+        client_(std::move(client)),
         peer_(std::move(peer)),
         watch_timeout_(stream_.get_executor()),
         bookmark_timer_(stream_.get_executor()),
@@ -87,10 +133,11 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   ~Session() override { registry_.remove(this); }
 
   void run() {
-    registry_.add(this, this->shared_from_this());
+    registry_.add(this, this->shared_from_this(), client_);
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
       read_request();
     } else {
+      registry_.set_phase(this, ConnectionRegistry::Phase::partial);  // a stalled handshake can make room
       lowest().expires_after(shared_.options->header_timeout);
       stream_.async_handshake(
           ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
@@ -114,6 +161,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void shutdown() {
     if (closed_) return;
     closed_ = true;
+    release_watch_slot();
     if (watching_) shared_.counters->watches_active--;
     watch_observer_.reset();
     watching_ = false;
@@ -135,18 +183,17 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if (closed_) return;
     parser_.emplace();
     parser_->body_limit(shared_.options->max_body_bytes);
-    parser_->header_limit(64 * 1024);
+    parser_->header_limit(max_header_bytes);
     if (buffer_.size() == 0) return wait_for_request();
     read_header();
   }
 
   // Between requests the connection is idle (evictable) until its first byte arrives.
   void wait_for_request() {
-    registry_.set_idle(this, true);
+    registry_.set_phase(this, ConnectionRegistry::Phase::idle);
     lowest().expires_after(shared_.options->idle_timeout);
     stream_.async_read_some(buffer_.prepare(4096),
                             [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
-                              self->registry_.set_idle(self.get(), false);
                               if (self->closed_) return;
                               if (ec) return self->shutdown();
                               self->buffer_.commit(n);
@@ -155,7 +202,9 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   }
 
   // The whole header must arrive within header_timeout, however slowly it trickles in.
+  // Until the request is whole the connection is partial: at the cap it can make room.
   void read_header() {
+    registry_.set_phase(this, ConnectionRegistry::Phase::partial);
     lowest().expires_after(shared_.options->header_timeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
@@ -167,6 +216,10 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
 
   void after_header() {
     const auto& message = parser_->get();
+    if (!transfer_encoding_supported(message)) {
+      request_started_ = std::chrono::steady_clock::now();
+      return send_error_and_close(unsupported_transfer_encoding(message[http::field::transfer_encoding]));
+    }
     if (!parser_->is_done() && beast::iequals(message[http::field::expect], "100-continue")) {
       static const std::string continue_line = "HTTP/1.1 100 Continue\r\n\r\n";
       lowest().expires_after(shared_.options->write_timeout);
@@ -192,9 +245,13 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if (ec == http::error::end_of_stream || ec == net::error::eof || ec == net::error::operation_aborted ||
         ec == beast::error::timeout || ec == net::error::connection_reset)
       return shutdown();
+    registry_.set_phase(this, ConnectionRegistry::Phase::busy);
+    request_started_ = std::chrono::steady_clock::now();
     if (ec == http::error::body_limit)
       return send_error_and_close(ApiError::too_large(shared_.options->max_body_bytes));
-    request_started_ = std::chrono::steady_clock::now();
+    // The read buffer holds at most max_header_bytes: a trailer beyond it overflows it.
+    if (ec == http::error::header_limit || ec == http::error::buffer_overflow)
+      return send_error_and_close(header_too_large());
     if (ec) return send_error_and_close(ApiError::bad_request("malformed HTTP request: " + ec.message()));
     shared_.counters->requests++;
     auto& message = parser_->get();
@@ -214,6 +271,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       log::info("apiserver", "request", {{"peer", peer_}, {"method", request.method}, {"target", request.target}});
     if (!shared_.auth->accepts(message[http::field::authorization], verified_certificate_))
       return send_response(error_response(ApiError::unauthorized()));
+    if (auto refused = answer_while_disk_full(shared_.persistence, request.method, request.target))
+      return send_response(std::move(*refused));
     if (shared_.handlers) return handle_elsewhere(std::move(request));
     auto reply = shared_.api->handle(request, shared_.address);
     if (shared_.persistence) return answer_when_durable(std::move(reply));
@@ -237,7 +296,18 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     if (auto* response = std::get_if<HttpResponse>(&reply)) return send_response(std::move(*response));
     auto plan = std::move(std::get<WatchPlan>(reply));
     if (plan.wait_for_revision > shared_.store->revision()) return wait_for_future_revision(std::move(plan));
+    if (!plan.initial_objects.empty()) {
+      if (!shared_.full_state_watches->try_acquire(client_))
+        return send_response(too_many_requests("too many open watches without a resourceVersion"));
+      holds_watch_slot_ = true;
+    }
     start_watch(std::move(plan));
+  }
+
+  void release_watch_slot() {
+    if (!holds_watch_slot_) return;
+    holds_watch_slot_ = false;
+    shared_.full_state_watches->release(client_);
   }
 
   // An answer leaves once everything it could have seen is durable (storage/persistence.hpp):
@@ -280,6 +350,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
     auto res = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), 11);
     res->set(http::field::content_type, response.content_type);
     res->set(http::field::cache_control, "no-cache, private");
+    if (response.retry_after_seconds > 0) res->set(http::field::retry_after, std::to_string(response.retry_after_seconds));
     res->keep_alive(keep_alive_);
     res->body() = std::move(response.body);
     res->prepare_payload();
@@ -573,8 +644,9 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   Stream stream_;
   const Shared& shared_;
   ConnectionRegistry& registry_;
+  const std::string client_;  // the peer's IP address: its per-client connection count
   std::string peer_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_{max_header_bytes};  // bounds a request's unparsed bytes: header and trailer
   std::optional<http::request_parser<http::string_body>> parser_;
   bool keep_alive_ = true;
   bool closed_ = false;
@@ -587,6 +659,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
 
   // watch state (only while watching_)
   bool watching_ = false;
+  bool holds_watch_slot_ = false;  // a WatchAdmission slot, for as long as the watch is open
   bool ending_ = false;     // the terminating chunk is queued
   bool writing_ = false;    // one async_write in flight at most: the per-watcher memory bound
   char hangup_probe_[64];
@@ -630,13 +703,12 @@ struct Server::Impl {
   std::optional<net::thread_pool> handlers;           // with etcd, between start() and stop()
   Counters counters;
   Shared shared{};
+  WatchAdmission full_state_watches;
   ConnectionRegistry sessions;
   net::io_context ioc;
   std::optional<ssl::context> tls;
   std::optional<tcp::acceptor> acceptor;
-  std::optional<net::steady_timer> accept_backoff;  // on the acceptor's strand
-  std::chrono::milliseconds backoff = min_accept_backoff;
-  std::size_t connection_cap = 0;  // options.max_connections, lowered to fit RLIMIT_NOFILE
+  std::optional<AcceptLoop> accept_loop;  // on the acceptor's strand, between start() and stop()
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
   std::vector<std::thread> threads;
   std::uint16_t port = 0;
@@ -645,68 +717,37 @@ struct Server::Impl {
   Impl(ServerOptions o, ResourceRegistry r)
       : options(std::move(o)),
         registry(std::move(r)),
-        auth(options.token, !options.client_ca_file.empty()) {
+        auth(options.token, !options.client_ca_file.empty()),
+        full_state_watches(options.full_state_watches) {
     if (!options.etcd.endpoints.empty()) return;
     memory = std::make_unique<Store>(registry, store_options(options));
     storage = memory.get();
     api.emplace(registry, *storage, options.limits);
   }
 
-  void accept() {
-    acceptor->async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
-      if (ec) return back_off(ec);
-      backoff = min_accept_backoff;
-      // At the cap, the connection idle the longest makes room; with none idle the
-      // newcomer is refused (closed) rather than exceeding the cap.
-      if (sessions.size() >= connection_cap && !sessions.evict_oldest_idle()) {
-        beast::error_code ignored;
-        socket.close(ignored);
-        return accept();
-      }
-      serve(std::move(socket));
-      accept();
-    });
-  }
-
-  // Out of descriptors (EMFILE/ENFILE) or memory: retrying at once would spin, since
-  // the pending connection stays ready. Free an idle connection and wait a little,
-  // longer each time nothing could be freed.
-  void back_off(const beast::error_code& ec) {
-    bool freed = sessions.evict_oldest_idle();
-    if (!freed) backoff = std::min(backoff * 2, std::chrono::milliseconds(max_accept_backoff));
-    if (backoff == max_accept_backoff)
-      log::warn("apiserver", "accept failed; retrying",
-                {{"error", ec.message()}, {"retry_ms", static_cast<long long>(backoff.count())}});
-    accept_backoff->expires_after(freed ? min_accept_backoff : backoff);
-    accept_backoff->async_wait([this](beast::error_code wait_ec) {
-      if (wait_ec || !acceptor->is_open()) return;
-      accept();
-    });
-  }
-
-  void serve(tcp::socket socket) {
+  void serve(tcp::socket socket, std::string client) {
     beast::error_code ignored;
     auto remote = socket.remote_endpoint(ignored);
-    std::string peer = remote.address().to_string() + ":" + std::to_string(remote.port());
+    std::string peer = client + ":" + std::to_string(remote.port());
     socket.set_option(tcp::no_delay(true), ignored);
     if (tls)
       std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(
           beast::ssl_stream<beast::tcp_stream>(beast::tcp_stream(std::move(socket)), *tls), shared, sessions,
-          peer)
+          std::move(client), std::move(peer))
           ->run();
     else
       std::make_shared<Session<beast::tcp_stream>>(beast::tcp_stream(std::move(socket)), shared, sessions,
-                                                   peer)
+                                                   std::move(client), std::move(peer))
           ->run();
   }
 
-  std::size_t descriptor_bound() const {
+  ConnectionLimits connection_limits() const {
+    ConnectionLimits out{options.max_connections, options.max_connections_per_client};
     rlimit limit{};
-    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
-      return options.max_connections;
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return out;
     auto usable = limit.rlim_cur > 2 * fd_reserve ? limit.rlim_cur - fd_reserve : limit.rlim_cur / 2;
-    return std::max<std::size_t>(1, std::min<std::size_t>(options.max_connections, usable));
+    out.max_total = std::max<std::size_t>(1, std::min<std::size_t>(options.max_connections, usable));
+    return out;
   }
 };
 
@@ -769,12 +810,14 @@ Result<std::uint16_t> Server::start() {
   auto host = address->is_v6() ? "[" + address->to_string() + "]" : address->to_string();
   if (s.etcd) s.handlers.emplace(std::max(1u, s.options.storage_threads));
   s.shared = Shared{&s.options, &*s.api,   s.storage, &s.counters, &s.auth, host + ":" + std::to_string(s.port),
-                    s.persistence.get(), s.handlers ? &*s.handlers : nullptr};
-  s.connection_cap = s.descriptor_bound();
-  s.accept_backoff.emplace(s.acceptor->get_executor());
-  s.accept();
+                    s.persistence.get(), s.handlers ? &*s.handlers : nullptr, &s.full_state_watches};
+  s.sessions.set_limits(s.connection_limits());
+  s.accept_loop.emplace(*s.acceptor, s.ioc, s.sessions, "apiserver",
+                        [&s](tcp::socket socket, std::string client) { s.serve(std::move(socket), std::move(client)); });
+  s.accept_loop->start();
   s.work.emplace(s.ioc.get_executor());
-  for (unsigned i = 0; i < std::max(1u, s.options.threads); ++i) s.threads.emplace_back([&s] { s.ioc.run(); });
+  for (unsigned i = 0; i < std::max(1u, s.options.threads); ++i)
+    s.threads.emplace_back([&s] { run_io_loop(s.ioc, "apiserver"); });
   s.running = true;
   return s.port;
 }
@@ -786,7 +829,7 @@ Result<void> Server::stop() {
   net::post(s.acceptor->get_executor(), [&s] {
     beast::error_code ignored;
     s.acceptor->close(ignored);
-    s.accept_backoff->cancel();
+    s.accept_loop->stop();
   });
   s.sessions.close_all();
   s.work.reset();
@@ -801,7 +844,7 @@ Result<void> Server::stop() {
     s.handlers->join();  // the requests waiting for etcd end within its request timeout
     s.handlers.reset();
   }
-  s.accept_backoff.reset();
+  s.accept_loop.reset();
   s.acceptor.reset();
   s.ioc.restart();
   if (!s.persistence) return {};
@@ -821,6 +864,7 @@ Storage& Server::store() { return *impl_->storage; }
 HttpResponse Server::call(const std::string& method, const std::string& target, const std::string& body,
                           const std::string& content_type) {
   HttpRequest request{method, target, content_type, "application/json", body};
+  if (auto refused = answer_while_disk_full(impl_->persistence.get(), method, target)) return std::move(*refused);
   if (!impl_->api)
     return error_response(ApiError{503, "ServiceUnavailable", "the server's etcd storage opens in start()", {}, {}, {}, {}, {}});
   auto reply = impl_->api->handle(request, impl_->shared.address);

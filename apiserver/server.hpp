@@ -13,14 +13,20 @@
 //     are set; with a token or a client CA, every request needs "Authorization:
 //     Bearer <token>" (any case of "Bearer") or a client certificate signed by the CA
 //     (else 401; auth.hpp). Binds 127.0.0.1 unless bind_address says otherwise.
-//   * Bounds (issue 11; README "Security"): request bodies above max_body_bytes are
-//     413 and close the connection; objects fit `limits`; at most max_connections
-//     connections (fewer when RLIMIT_NOFILE is lower): beyond it, and when accept()
-//     runs out of descriptors, the connection idle the longest is closed, and accept
-//     backs off instead of spinning. A connection waits idle_timeout for a request,
-//     header_timeout for its header, read_timeout for its body and write_timeout for
-//     each response write; each deadline is reset per request. "Expect:
-//     100-continue" is answered before the body is read.
+//   * Bounds (issues 11 and 33; README "Security"): request bodies above max_body_bytes
+//     are 413 and close the connection; a header or a chunked trailer above 64 KiB is
+//     431, a Transfer-Encoding other than "chunked" 501, both closing it; objects fit
+//     `limits`; at most max_connections connections (fewer when RLIMIT_NOFILE is
+//     lower), max_connections_per_client from one IP address: beyond them, and when
+//     accept() runs out of descriptors, the connection waiting longest for its request
+//     (idle, or partly sent, or in its TLS handshake) is closed, and accept backs off
+//     instead of spinning (runtime/connection_registry.hpp, runtime/accept_loop.hpp).
+//     Watches without a resourceVersion, which start with the whole state, are limited
+//     by full_state_watches (429 with Retry-After: 1 beyond). A connection waits
+//     idle_timeout for a request, header_timeout for its header, read_timeout for its
+//     body and write_timeout for each response write; each deadline is reset per
+//     request. "Expect: 100-continue" is answered before the body is read. An exception
+//     out of a handler closes its connection, never the process (runtime/io_loop.hpp).
 //   * Lists are written from the store's immutable objects in slices; a connection
 //     holds pointers to them, never a copy of the list text. So is a watch's initial
 //     state. A watch from a future resourceVersion waits up to ~3 s for the store,
@@ -36,7 +42,8 @@
 //     write-ahead log (and fails on a missing directory, a damaged file or a corrupt
 //     log record unless `repair`); every answer, over HTTP or call(), is sent only once
 //     the writes it made or saw are fsynced (group commit); stop() writes the final
-//     snapshot.
+//     snapshot. While the disk is full (storage/wal.hpp) writes are 507 before they are
+//     applied, /healthz answers 200 saying so and /readyz 500; reads and watches go on.
 //   * On etcd, API handlers run on storage_threads threads, not the I/O threads: a
 //     request waiting for etcd holds neither an I/O thread nor its connection's
 //     other work, and up to storage_threads requests wait for etcd at once.
@@ -58,6 +65,7 @@
 #include "apiserver/resources.hpp"
 #include "apiserver/server_observer.hpp"
 #include "apiserver/store.hpp"
+#include "apiserver/watch_admission.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver {
@@ -79,6 +87,8 @@ struct ServerOptions {
   std::size_t max_body_bytes = 3 * 1024 * 1024;  // kube-apiserver's request limit
   ObjectLimits limits;                 // every decoded or patched object: size, depth, patch operations
   std::size_t max_connections = 4096;  // also at most RLIMIT_NOFILE minus 64 (read at start())
+  std::size_t max_connections_per_client = 1024;  // from one IP address
+  WatchAdmissionLimits full_state_watches;  // watches without a resourceVersion sending their initial state (429 beyond)
   std::chrono::milliseconds idle_timeout{90000};  // a kept-alive connection waits this long for a request
   std::chrono::milliseconds header_timeout{
       30000};  // a request's header (and a TLS handshake) must arrive in this

@@ -1,6 +1,7 @@
 // fuzz/fuzz_wal_record.cpp: the write-ahead log reader on an arbitrary segment: the
-// record framing (scan_records) and then each record's payload decoded as recovery
-// decodes it (the events' JSON, then decode_persisted_object() per event, as
+// segment header and record framing (scan_segment, and scan_records on the same bytes)
+// and then each record's payload decoded as recovery decodes it (parse_persisted_json()
+// with its depth limit, then decode_persisted_object() per event, as
 // Persistence::replay_record does before it touches the store).
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,9 @@ namespace storage = kinformer::apiserver::storage;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const auto registry = kinformer::apiserver::ResourceRegistry::with_builtins();
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  auto segment = storage::scan_segment(bytes);
+  if (segment.tail == storage::ScanResult::Tail::clean && bytes.size() < storage::segment_header_bytes)
+    __builtin_trap();  // a segment shorter than its header is never whole
   auto scan = storage::scan_records(bytes);
   std::size_t end = 0;
   for (const auto& record : scan.records) {
@@ -25,8 +29,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         record.payload.data() + record.payload.size() > bytes.data() + bytes.size())
       __builtin_trap();
     end = record.offset + storage::record_header_bytes + record.payload.size();
-    auto payload = nlohmann::json::parse(record.payload, nullptr, false);
-    if (payload.is_discarded() || !payload.is_object()) continue;
+    auto parsed = storage::parse_persisted_json(record.payload, "fuzz");
+    if (!parsed || !parsed->is_object()) continue;
+    const auto& payload = parsed.value();
     auto events = payload.find("events");
     if (events == payload.end() || !events->is_array()) continue;
     static const nlohmann::json missing;

@@ -13,6 +13,10 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/accept_loop.hpp"
+#include "runtime/connection_registry.hpp"
+#include "runtime/http_framing.hpp"
+#include "runtime/io_loop.hpp"
 #include "runtime/tcp_listen.hpp"
 
 namespace kinformer {
@@ -33,13 +37,27 @@ struct Answer {
   std::string body;
 };
 
-// One connection: read a request, answer it, repeat while keep-alive.
-class Session : public std::enable_shared_from_this<Session> {
+// One connection: read a request, answer it, repeat while keep-alive. While it reads
+// a request it is partial: at a connection cap it can make room (connection_registry.hpp).
+class Session : public Connection, public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const MetricsServerOptions& options, MetricsRegistry& registry)
-      : stream_(std::move(socket)), options_(options), registry_(registry) {}
+  Session(tcp::socket socket, const MetricsServerOptions& options, MetricsRegistry& registry,
+          ConnectionRegistry& connections)
+      : stream_(std::move(socket)), options_(options), registry_(registry), connections_(connections) {}
+  ~Session() override { connections_.remove(this); }
 
+  void start(const std::string& client) {
+    connections_.add(this, shared_from_this(), client);
+    read();
+  }
+
+  void close() override {
+    net::post(stream_.get_executor(), [self = shared_from_this()] { self->shutdown(); });
+  }
+
+ private:
   void read() {
+    connections_.set_phase(this, ConnectionRegistry::Phase::partial);
     parser_.emplace();
     parser_->header_limit(max_request_bytes);
     parser_->body_limit(max_request_bytes);
@@ -48,18 +66,21 @@ class Session : public std::enable_shared_from_this<Session> {
                      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
   }
 
-  void close() {
+  void shutdown() {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.close();
   }
 
- private:
   void on_read(beast::error_code ec) {
-    if (ec == http::error::header_limit || ec == http::error::body_limit)
+    connections_.set_phase(this, ConnectionRegistry::Phase::busy);
+    // buffer_overflow: a chunked trailer larger than the read buffer (http_framing.hpp).
+    if (ec == http::error::header_limit || ec == http::error::body_limit || ec == http::error::buffer_overflow)
       return send({http::status::payload_too_large, "text/plain", "request too large\n"}, false);
-    if (ec) return close();  // end of stream, timeout, reset, malformed: nothing to answer
+    if (ec) return shutdown();  // end of stream, timeout, reset, malformed: nothing to answer
     const auto& request = parser_->get();
+    if (!transfer_encoding_supported(request))
+      return send({http::status::not_implemented, "text/plain", "only the chunked transfer encoding\n"}, false);
     send(answer(request), request.keep_alive());
   }
 
@@ -95,16 +116,17 @@ class Session : public std::enable_shared_from_this<Session> {
     res->body() = std::move(answer.body);
     res->prepare_payload();
     http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
-      if (ec || !res->keep_alive()) return self->close();
+      if (ec || !res->keep_alive()) return self->shutdown();
       self->read();
     });
   }
 
   beast::tcp_stream stream_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_{2 * max_request_bytes};  // bounds the unparsed bytes: header and trailer
   std::optional<http::request_parser<http::string_body>> parser_;
   const MetricsServerOptions& options_;
   MetricsRegistry& registry_;
+  ConnectionRegistry& connections_;
 };
 
 }  // namespace
@@ -114,31 +136,19 @@ struct MetricsServer::Impl {
   MetricsRegistry& registry;
   net::io_context ioc{1};
   std::optional<tcp::acceptor> acceptor;
+  std::optional<AcceptLoop> accept_loop;  // between start() and stop()
+  ConnectionRegistry sessions;
   std::thread thread;
   std::atomic<std::uint16_t> port{0};
   bool running = false;
-  std::mutex sessions_mu;
-  std::vector<std::weak_ptr<Session>> sessions;  // guarded by sessions_mu; closed by stop()
 
   explicit Impl(MetricsServerOptions o)
-      : options(std::move(o)), registry(options.registry ? *options.registry : default_registry()) {}
+      : options(std::move(o)),
+        registry(options.registry ? *options.registry : default_registry()),
+        sessions({options.max_connections, options.max_connections_per_client}) {}
 
-  void accept() {
-    acceptor->async_accept([this](beast::error_code ec, tcp::socket socket) {
-      if (ec == net::error::operation_aborted || !acceptor->is_open()) return;
-      if (!ec) {
-        auto session = std::make_shared<Session>(std::move(socket), options, registry);
-        {
-          std::lock_guard<std::mutex> lock(sessions_mu);
-          sessions.erase(
-              std::remove_if(sessions.begin(), sessions.end(), [](auto& w) { return w.expired(); }),
-              sessions.end());
-          sessions.push_back(session);
-        }
-        session->read();
-      }
-      accept();
-    });
+  void serve(tcp::socket socket, const std::string& client) {
+    std::make_shared<Session>(std::move(socket), options, registry, sessions)->start(client);
   }
 };
 
@@ -157,8 +167,10 @@ Result<std::uint16_t> MetricsServer::start() {
   }
   s.port = s.acceptor->local_endpoint().port();
   s.ioc.restart();
-  s.accept();
-  s.thread = std::thread([&s] { s.ioc.run(); });
+  s.accept_loop.emplace(*s.acceptor, s.ioc, s.sessions, "metrics",
+                        [&s](tcp::socket socket, std::string client) { s.serve(std::move(socket), client); });
+  s.accept_loop->start();
+  s.thread = std::thread([&s] { run_io_loop(s.ioc, "metrics"); });
   s.running = true;
   return s.port.load();
 }
@@ -170,11 +182,11 @@ void MetricsServer::stop() {
   net::post(s.ioc, [&s] {
     beast::error_code ignored;
     s.acceptor->close(ignored);
-    std::lock_guard<std::mutex> lock(s.sessions_mu);
-    for (auto& weak : s.sessions)
-      if (auto session = weak.lock()) session->close();
+    s.accept_loop->stop();
   });
+  s.sessions.close_all();
   s.thread.join();  // run() returns once the closed sessions' handlers have finished
+  s.accept_loop.reset();
   s.acceptor.reset();
   s.running = false;
 }

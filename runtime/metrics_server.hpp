@@ -16,8 +16,14 @@
 // Contract
 //   * Binds 127.0.0.1 unless bind_address says otherwise. One I/O thread; requests
 //     are answered in order per connection with keep-alive. A request whose header
-//     exceeds 8 KiB or with a body over 8 KiB is answered 413 and closed; a
-//     connection idle for 30 s is closed, so clients cannot hold memory or sockets.
+//     exceeds 8 KiB, with a body or a chunked trailer over 8 KiB, is answered 413 and
+//     closed; one with a Transfer-Encoding other than chunked 501 and closed. A
+//     connection that has not sent a whole request within 30 s is closed, so clients
+//     cannot hold memory or sockets. At most max_connections connections, and
+//     max_connections_per_client from one IP address: at a cap the one waiting longest
+//     for its request is closed, and accept() backs off instead of spinning when
+//     descriptors run out (runtime/accept_loop.hpp). A handler's exception closes its
+//     connection, never the process (runtime/io_loop.hpp).
 //   * ready() and the registry's checks run on the I/O thread, once per /readyz: keep
 //     them cheap and non-blocking.
 //     If it throws, /readyz answers 503 naming the exception.
@@ -42,6 +48,10 @@ struct MetricsServerOptions {
   std::function<bool()> ready;             // empty = always ready
   std::string bind_address = "127.0.0.1";  // loopback only unless asked
   std::uint16_t port = 0;                  // 0 = a free port
+  // Connections at once, and from one IP address (Prometheus needs one): beyond them the
+  // longest-waiting connection is closed (runtime/connection_registry.hpp).
+  std::size_t max_connections = 128;
+  std::size_t max_connections_per_client = 32;
 };
 
 class MetricsServer {

@@ -17,6 +17,8 @@ std::uint32_t get_u32(const char* in) {
   return v;
 }
 
+std::uint64_t get_u64(const char* in) { return get_u32(in) | std::uint64_t(get_u32(in + 4)) << 32; }
+
 }  // namespace
 
 void append_record(std::string& out, std::string_view payload) {
@@ -81,6 +83,39 @@ ScanResult scan_records(std::string_view bytes) {
     at = end;
   }
   out.bad_offset = at;
+  return out;
+}
+
+std::string segment_header(std::uint64_t created_bytes) {
+  std::string out(segment_magic);
+  char size[8];
+  put_u32(size, static_cast<std::uint32_t>(created_bytes));
+  put_u32(size + 4, static_cast<std::uint32_t>(created_bytes >> 32));
+  out.append(size, sizeof size);
+  return out;
+}
+
+ScanResult scan_segment(std::string_view bytes, std::uint64_t* created_bytes) {
+  if (created_bytes) *created_bytes = 0;
+  if (bytes.size() < segment_header_bytes) {
+    ScanResult out;
+    out.tail = ScanResult::Tail::corrupt;
+    out.why = "the segment is " + std::to_string(bytes.size()) + " bytes, shorter than its " +
+              std::to_string(segment_header_bytes) + "-byte header: it was cut";
+    return out;
+  }
+  if (bytes.substr(0, segment_magic.size()) != segment_magic) return scan_records(bytes);  // an older, headerless one
+  const auto created = get_u64(bytes.data() + segment_magic.size());
+  if (created_bytes) *created_bytes = created;
+  auto out = scan_records(bytes.substr(segment_header_bytes));
+  for (auto& record : out.records) record.offset += segment_header_bytes;
+  out.bad_offset += segment_header_bytes;
+  if (bytes.size() < created) {
+    out.tail = ScanResult::Tail::corrupt;
+    out.why = (out.why.empty() ? "" : out.why + ", and ") + "the segment is " + std::to_string(bytes.size()) +
+              " bytes but was created " + std::to_string(created) +
+              " bytes long: it was cut (a crash never shortens a segment)";
+  }
   return out;
 }
 

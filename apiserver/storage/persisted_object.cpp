@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apiserver/object_limits.hpp"
+
 namespace kinformer::apiserver::storage {
 
 using nlohmann::json;
@@ -98,6 +100,15 @@ Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, cons
   if (generation != meta->end() && !generation->is_number_integer())
     return fail(label, "metadata.generation must be an integer");
   return make_stored(*type, object);
+}
+
+Result<nlohmann::json> parse_persisted_json(std::string_view text, const std::string& where) {
+  if (!text_nests_within(text, max_persisted_depth))
+    return Error{Errc::decode_failed, where + " nests deeper than " + std::to_string(max_persisted_depth) +
+                                          " levels: no object this server stores does"};
+  auto parsed = nlohmann::json::parse(text, nullptr, false);
+  if (parsed.is_discarded()) return Error{Errc::decode_failed, where + " is not a JSON object (not JSON at all)"};
+  return parsed;
 }
 
 }  // namespace kinformer::apiserver::storage

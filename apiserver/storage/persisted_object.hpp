@@ -17,6 +17,11 @@
 //     1..max_revision; labels and annotations maps of strings; other metadata
 //     strings where kube-apiserver has strings. Anything else (an entry replaced by 1,
 //     "resource": 5, resourceVersion "abc") is an error naming the object and the field.
+//   * parse_persisted_json() parses a log record's payload or a snapshot only when its
+//     text nests at most max_persisted_depth levels (issue 33, finding 11: a 200k-deep
+//     record with a valid CRC-32C overflowed the stack of the recursive parser at
+//     start-up). Objects nest at most 1000 levels (--max-depth's maximum); a record or
+//     a snapshot adds four.
 // Threading: pure functions. Errors: Result with Errc::decode_failed; never throws.
 #pragma once
 
@@ -35,6 +40,10 @@ namespace kinformer::apiserver::storage {
 /// The largest revision a data file may hold: kube-apiserver's (etcd's) int64 range, so
 /// the next write can never wrap.
 constexpr std::uint64_t max_revision = 0x7fffffffffffffffULL;
+constexpr std::size_t max_persisted_depth = 1100;
+
+/// The parsed text; an error saying why not (too deep, not JSON) naming `where`.
+Result<nlohmann::json> parse_persisted_json(std::string_view text, const std::string& where);
 
 std::string resource_id(const ResourceType& type);
 const ResourceType* find_resource(const ResourceRegistry& registry, std::string_view id,

@@ -90,6 +90,7 @@ Result<void> Persistence::recover() {
   while (true) {
     store_.restore(snapshot.revision, snapshot.objects);
     records = 0;
+    torn_tail_.reset();
     auto bad = replay_segments(segments, records);
     if (!bad) return std::move(bad).error();
     if (!bad.value()) break;
@@ -108,6 +109,7 @@ Result<void> Persistence::recover() {
     segments = list_segments();
   }
   // A crash between a CRD's deletion and the end of its objects' deletions left some.
+  const auto revision_before_cleanup = store_.revision();
   for (const ResourceType* retired : retired_)
     if (registry_.find(retired->group, retired->version, retired->plural) != retired)
       delete_custom_objects(store_, *retired);
@@ -117,7 +119,15 @@ Result<void> Persistence::recover() {
               {{"revision", store_.revision()}, {"file", file}, {"snapshot_revision", snapshot.revision},
                {"log_records_replayed", records}});
   // The recovered state becomes the snapshot; the replayed segments (and any torn tail) go.
-  if (auto saved = checkpoint(next_segment); !saved) return saved;
+  // Without room for it, they stay and the log goes on after them: only the deletions of
+  // a retired kind's objects exist nowhere but in the store and need it.
+  const bool deleted_objects = store_.revision() != revision_before_cleanup;
+  if (auto saved = checkpoint(next_segment); !saved) {
+    if (deleted_objects) return saved;
+    log::warn("apiserver", "cannot write the recovered state as the snapshot; keeping the replayed log",
+              {{"error", saved.error().message}});
+    if (auto zeroed = zero_torn_tail(); !zeroed) return zeroed;
+  }
 
   WriteAheadLog::Hooks hooks;
   hooks.on_durable = [this](std::uint64_t revision) { store_.mark_durable(revision); };
@@ -142,12 +152,14 @@ Result<std::optional<Persistence::Corruption>> Persistence::replay_segments(
     const auto& path = segments[i].second;
     auto bytes = read_file(path);
     if (!bytes) return std::move(bytes).error();
-    auto scan = scan_records(bytes.value());
+    std::uint64_t created_bytes = 0;
+    auto scan = scan_segment(bytes.value(), &created_bytes);
     for (const auto& record : scan.records) {
       auto replayed =
           replay_record(record.payload, path + " at byte offset " + std::to_string(record.offset));
       if (!replayed)
-        return std::optional<Corruption>(Corruption{i, path, record.offset, replayed.error().message});
+        return std::optional<Corruption>(
+            Corruption{i, path, record.offset, replayed.error().message, created_bytes});
       ++records;
     }
     if (scan.tail == ScanResult::Tail::clean) continue;
@@ -155,17 +167,21 @@ Result<std::optional<Persistence::Corruption>> Persistence::replay_segments(
       // An append a crash cut short: its write was never acknowledged.
       log::warn("apiserver", "dropping a torn record at the end of the log: " + scan.why,
                 {{"file", path}, {"offset", scan.bad_offset}, {"bytes", bytes->size() - scan.bad_offset}});
+      auto last = std::string_view(bytes.value()).find_last_not_of('\0');
+      torn_tail_ = TornTail{path, scan.bad_offset, last == std::string_view::npos ? scan.bad_offset : last + 1};
       return std::optional<Corruption>();
     }
-    return std::optional<Corruption>(Corruption{i, path, scan.bad_offset, scan.why});
+    return std::optional<Corruption>(Corruption{i, path, scan.bad_offset, scan.why, created_bytes});
   }
   return std::optional<Corruption>();
 }
 
 Result<void> Persistence::replay_record(std::string_view payload, const std::string& where) {
   auto fail = [&](const std::string& why) { return Error{Errc::decode_failed, why}; };
-  json record = json::parse(payload, nullptr, false);
-  if (record.is_discarded() || !record.is_object()) return fail("the record is not a JSON object");
+  auto parsed = parse_persisted_json(payload, "the record");
+  if (!parsed) return std::move(parsed).error();
+  const json& record = parsed.value();
+  if (!record.is_object()) return fail("the record is not a JSON object");
   auto events = record.find("events");
   if (events == record.end() || !events->is_array() || events->empty())
     return fail("the record has no events");
@@ -213,16 +229,39 @@ Result<void> Persistence::replay_record(std::string_view payload, const std::str
 Result<void> Persistence::truncate_at(const std::vector<std::pair<std::uint64_t, std::string>>& segments,
                                       const Corruption& bad) {
   const auto& path = bad.path;
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bad.offset)) != 0 || ::fsync(fd) != 0) {
-    auto error = io_error("cannot truncate", path);
+  if (bad.offset < segment_header_bytes) {  // not even its header is left: the segment goes
+    if (::unlink(path.c_str()) != 0) return io_error("cannot remove", path);
+  } else {
+    // Cut at the offset, then zeros up to the size it was created with: what is left reads
+    // as a whole segment whose records end there.
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(bad.offset)) != 0 ||
+        (bad.created_bytes > bad.offset && ::ftruncate(fd, static_cast<off_t>(bad.created_bytes)) != 0) ||
+        ::fsync(fd) != 0) {
+      auto error = io_error("cannot truncate", path);
+      if (fd >= 0) ::close(fd);
+      return error;
+    }
+    ::close(fd);
+  }
+  for (std::size_t i = bad.segment_index + 1; i < segments.size(); ++i)
+    if (::unlink(segments[i].second.c_str()) != 0) return io_error("cannot remove", segments[i].second);
+  return sync_directory(directory_of(path));
+}
+
+Result<void> Persistence::zero_torn_tail() {
+  if (!torn_tail_) return {};
+  const auto& tail = *torn_tail_;
+  // Overwritten in place: allocated blocks need no free space.
+  int fd = ::open(tail.path.c_str(), O_WRONLY | O_CLOEXEC);
+  const std::string zeros(tail.to - tail.from, '\0');
+  if (fd < 0 || !write_all(fd, zeros.data(), zeros.size(), tail.from) || ::fsync(fd) != 0) {
+    auto error = io_error("cannot zero the torn tail of", tail.path);
     if (fd >= 0) ::close(fd);
     return error;
   }
   ::close(fd);
-  for (std::size_t i = bad.segment_index + 1; i < segments.size(); ++i)
-    if (::unlink(segments[i].second.c_str()) != 0) return io_error("cannot remove", segments[i].second);
-  return sync_directory(directory_of(path));
+  return {};
 }
 
 Result<void> Persistence::checkpoint(std::uint64_t keep_from) {

@@ -17,11 +17,20 @@
 //     revisions the snapshot covers are skipped; every other event must follow the
 //     previous revision exactly, so a missing segment is an error, never a gap). A torn
 //     last record of the last segment is dropped with a line on stderr. Any other bad
-//     record fails open() with an error naming the segment and the byte offset;
-//     with `repair`, the log is truncated there instead (that record and all after it
-//     are dropped, reported on stderr) and recovery continues. Finally the recovered
+//     record fails open() with an error naming the segment and the byte offset; so
+//     does a segment that was cut (shorter than its header, or than it was created:
+//     log_format.hpp), and a record nesting deeper than max_persisted_depth. With
+//     `repair`, the log is truncated there instead (that record and all after it
+//     are dropped, reported on stderr; a segment without its header is removed) and
+//     recovery continues. Finally the recovered
 //     state is written as the new snapshot and the old segments are removed, and a new
 //     segment starts.
+//   * Start-up needs no more free space than the log it replays (issue 33): when the
+//     recovered state cannot be written as the new snapshot (a full disk), the replayed
+//     segments stay (a torn tail in the last one is zeroed in place, so it reads as its
+//     end) and the log continues after them; the next compaction folds them in. Only a
+//     start that had to delete a deleted CRD's objects needs that snapshot. Without room
+//     even for a new segment the log starts disk-full (wal.hpp).
 //   * Custom kinds come back with their CRDs: the snapshot's CRDs serve their kinds
 //     before its other objects are read, and each replayed event of a CRD serves or
 //     retires its kind right after it is applied (follow_crd(), apiserver/crd.hpp), so
@@ -55,6 +64,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -88,6 +98,8 @@ class Persistence {
   bool wait_durable(std::uint64_t seq) { return wal_->wait_durable(seq); }
   std::uint64_t compactions() const;
   WriteAheadLog::Stats log_stats() const { return wal_->stats(); }
+  /// The log has no room to grow (wal.hpp): refuse writes until this is false again.
+  bool disk_full() const { return wal_->disk_full(); }
   Result<void> close();
 
  private:
@@ -96,16 +108,20 @@ class Persistence {
     std::string path;
     std::size_t offset;
     std::string why;
+    std::uint64_t created_bytes;  // from the segment's header (0: none): --repair zero-fills up to it
   };
 
   Persistence(Store& store, ResourceRegistry& registry, PersistenceOptions options);
   Result<void> recover();
   /// Replays every segment; a bad record is returned as a Corruption (an I/O error as Error).
+  /// A torn tail it accepts is left in torn_tail_.
   Result<std::optional<Corruption>> replay_segments(
       const std::vector<std::pair<std::uint64_t, std::string>>& segments, std::size_t& records);
   Result<void> replay_record(std::string_view payload, const std::string& where);
   Result<void> truncate_at(const std::vector<std::pair<std::uint64_t, std::string>>& segments,
                            const Corruption& bad);
+  /// Overwrites torn_tail_ with zeros, so the segment reads as ending before it.
+  Result<void> zero_torn_tail();
   /// Snapshots the store, then removes the segments numbered below `keep_from`.
   Result<void> checkpoint(std::uint64_t keep_from);
   std::vector<std::pair<std::uint64_t, std::string>> list_segments() const;
@@ -119,6 +135,11 @@ class Persistence {
   int lock_fd_ = -1;
   std::unique_ptr<WriteAheadLog> wal_;
   bool closed_ = false;
+  struct TornTail {
+    std::string path;
+    std::size_t from = 0, to = 0;  // the torn record's bytes; zeros follow
+  };
+  std::optional<TornTail> torn_tail_;  // of the last segment, found by recover()
 
   mutable std::mutex mu_;
   std::condition_variable compact_wanted_;

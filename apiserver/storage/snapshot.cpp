@@ -127,9 +127,10 @@ Result<Store::Contents> parse_snapshot(const std::string& text, const std::strin
       return fail("the checksum does not match the content (crc32c " + actual + ", the file says " + stored +
                   "): the file was changed or damaged after it was written");
   }
-  json snapshot = json::parse(text, nullptr, false);
-  if (snapshot.is_discarded() || !snapshot.is_object())
-    return fail("not a JSON object (a damaged or foreign file)");
+  auto parsed = parse_persisted_json(text, "the file");
+  if (!parsed) return fail(parsed.error().message);
+  const json& snapshot = parsed.value();
+  if (!snapshot.is_object()) return fail("not a JSON object (a damaged or foreign file)");
   auto kind = snapshot.find("kind");
   if (kind == snapshot.end() || *kind != "KinformerApiserverSnapshot")
     return fail("not a kinformer apiserver snapshot (\"kind\" is not \"KinformerApiserverSnapshot\")");

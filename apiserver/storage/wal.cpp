@@ -18,7 +18,9 @@ namespace kinformer::apiserver::storage {
 Result<std::unique_ptr<WriteAheadLog>> WriteAheadLog::open(
     std::function<std::string(std::uint64_t)> segment_path, std::uint64_t segment_number, Hooks hooks) {
   std::unique_ptr<WriteAheadLog> log(new WriteAheadLog(std::move(segment_path), segment_number, std::move(hooks)));
-  if (auto created = log->create_segment(segment_number); !created) return std::move(created).error();
+  // Without room for the segment the log starts disk-full and creates it once there is.
+  if (auto created = log->create_segment(segment_number); !created && !log->disk_full_)
+    return std::move(created).error();
   for (unsigned i = 0; i < std::max(1u, log->hooks_.syncs_in_flight); ++i)
     log->committers_.emplace_back([raw = log.get()] { raw->run(); });
   return log;
@@ -36,20 +38,36 @@ Error io_error(const std::string& what, const std::string& path) {
   return Error{Errc::server_error, what + " " + path + ": " + std::strerror(errno)};
 }
 
+bool out_of_space(int error) { return error == ENOSPC || error == EDQUOT; }
+
+constexpr auto disk_full_retry = std::chrono::seconds(1);
+
 }  // namespace
 
 Result<void> WriteAheadLog::create_segment(std::uint64_t number) {
   auto path = segment_path_(number);
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return io_error("cannot create the log segment", path);
-  // The zeros' blocks and the file's size are synced now, so a record's fdatasync needs
+  // Built whole under a temporary name and then linked to its own (which must not exist),
+  // so a segment never exists shorter than its header says (log_format.hpp): a crash
+  // leaves at most the temporary file, which the next creation of that number reuses.
+  // The zeros' blocks and the file's size are synced first, so a record's fdatasync needs
   // no metadata; the new name must be durable before any record in it counts as durable.
+  auto temp = path + ".new";
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return io_error("cannot create the log segment", temp);
   const auto zeros = hooks_.preallocate_bytes;
-  if (zeros && (!write_all(fd, std::string(zeros, '\0').data(), zeros, 0) || ::fdatasync(fd) != 0)) {
-    auto error = io_error("cannot preallocate the log segment", path);
+  const auto header = segment_header(segment_header_bytes + zeros);
+  bool written = write_all(fd, header.data(), header.size(), 0) &&
+                 (!zeros || write_all(fd, std::string(zeros, '\0').data(), zeros, segment_header_bytes)) &&
+                 ::fdatasync(fd) == 0;
+  if (!written || ::link(temp.c_str(), path.c_str()) != 0) {
+    const bool full = out_of_space(errno);
+    auto error = io_error(written ? "cannot create the log segment" : "cannot preallocate the log segment", path);
     ::close(fd);
+    ::unlink(temp.c_str());
+    if (full) note_disk_full(true);
     return error;
   }
+  ::unlink(temp.c_str());
   if (auto synced = sync_directory(directory_of(path)); !synced) {
     ::close(fd);
     return synced.error();
@@ -57,10 +75,33 @@ Result<void> WriteAheadLog::create_segment(std::uint64_t number) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
   segment_number_ = number;
-  write_offset_ = 0;
-  zeroed_end_ = zeros;
+  write_offset_ = segment_header_bytes;
+  zeroed_end_ = segment_header_bytes + zeros;
   segment_bytes_ = 0;
+  return extend_zeros(write_offset_);
+}
+
+Result<void> WriteAheadLog::extend_zeros(std::uint64_t records_end) {
+  const auto chunk = hooks_.preallocate_bytes;
+  while (chunk && records_end + hooks_.reserve_bytes > zeroed_end_) {
+    if (!write_all(fd_, std::string(chunk, '\0').data(), chunk, zeroed_end_)) {
+      if (!out_of_space(errno)) return io_error("cannot preallocate the log segment", segment_path_(segment_number_));
+      note_disk_full(true);
+      return {};
+    }
+    zeroed_end_ += chunk;
+  }
+  note_disk_full(false);
   return {};
+}
+
+void WriteAheadLog::note_disk_full(bool full) {
+  if (disk_full_.exchange(full) == full) return;
+  if (full)
+    log::error("apiserver", "the disk is full: writes are refused (507) until the log can grow again; reads and "
+                            "watches go on", {{"file", segment_path_(segment_number_)}});
+  else
+    log::info("apiserver", "the disk has room again: writes are accepted", {{"file", segment_path_(segment_number_)}});
 }
 
 void WriteAheadLog::append(std::vector<EventPtr> events) {
@@ -104,6 +145,7 @@ Result<std::uint64_t> WriteAheadLog::rotate() {
   wake_committer_.notify_all();
   rotated_.wait(lock, [&] { return rotations_done_ >= target; });
   if (failure_) return *failure_;
+  if (rotate_error_) return *rotate_error_;
   return rotated_number_;
 }
 
@@ -120,13 +162,13 @@ std::optional<Error> WriteAheadLog::failure() const {
 }
 
 Result<void> WriteAheadLog::write_records(const std::string& bytes) {
-  const auto chunk = hooks_.preallocate_bytes;
-  // Zeros a chunk ahead: the record's own sync then rarely carries a size change.
-  while (chunk && write_offset_ + bytes.size() + chunk / 2 > zeroed_end_) {
-    if (!write_all(fd_, std::string(chunk, '\0').data(), chunk, zeroed_end_))
-      return io_error("cannot preallocate the log segment", segment_path_(segment_number_));
-    zeroed_end_ += chunk;
-  }
+  if (bytes.empty()) return {};
+  if (fd_ < 0)
+    return Error{Errc::server_error, "no log segment to write: there was no room to create " +
+                                         segment_path_(segment_number_)};
+  // Zeros ahead: the record's own sync then rarely carries a size change, and writes made
+  // before the disk filled up find room.
+  if (auto extended = extend_zeros(write_offset_ + bytes.size()); !extended) return extended;
   if (!write_all(fd_, bytes.data(), bytes.size(), write_offset_))
     return io_error("cannot write the log segment", segment_path_(segment_number_));
   write_offset_ += bytes.size();
@@ -160,7 +202,18 @@ void WriteAheadLog::run() {
   while (true) {
     std::unique_lock write_lock(write_mu_);
     std::unique_lock lock(mu_);
-    wake_committer_.wait(lock, [&] { return stopping_ || !queue_.empty() || rotate_after_; });
+    auto work = [&] { return stopping_ || !queue_.empty() || rotate_after_; };
+    if (!disk_full_) {
+      wake_committer_.wait(lock, work);
+    } else if (!wake_committer_.wait_for(lock, disk_full_retry, work)) {
+      lock.unlock();  // out of space and idle: try to make room again
+      auto retried = fd_ < 0 ? create_segment(segment_number_) : extend_zeros(write_offset_);
+      if (!retried && !(fd_ < 0 && disk_full_)) {  // an error other than no space
+        lock.lock();
+        fail(retried.error());
+      }
+      continue;
+    }
     if (queue_.empty() && !rotate_after_) break;  // stopping with nothing left
     auto batch = std::move(queue_);
     queue_.clear();
@@ -187,13 +240,22 @@ void WriteAheadLog::run() {
       append_record(rotate && seq > *rotate ? after : before, payload);
       newest_revision_ = std::max(newest_revision_, events.back()->resource_version);
     }
-    bool sync_after_write = !failed && result;
+    bool sync_after_write = !failed && result && !before.empty();
+    std::optional<Error> rotate_error;
     if (!failed && result) {
       result = write_records(before);
-      if (result) result = open_for_sync(mine);
-      if (result && rotate) {
+      if (result && fd_ >= 0) result = open_for_sync(mine);
+      if (result && rotate && fd_ < 0) {
+        rotate_error = Error{Errc::server_error, "no room for a log segment"};
+        result = write_records(after);  // fails if there is any: no segment to hold it
+      } else if (result && rotate) {
         result = sync(mine, written);  // the old segment is whole before the next one exists
-        if (result) result = create_segment(segment_number_ + 1);
+        if (result) {
+          auto created = create_segment(segment_number_ + 1);
+          // No room for the next segment: the log goes on in this one, uncompacted.
+          if (!created && disk_full_) rotate_error = created.error();
+          else result = created;
+        }
         if (result && !after.empty()) result = write_records(after);
         if (result) result = open_for_sync(mine);
         sync_after_write = !after.empty();  // else the new segment holds only its synced zeros
@@ -205,6 +267,7 @@ void WriteAheadLog::run() {
       if (!result) fail(result.error());
       rotate_after_.reset();
       rotated_number_ = segment_number_;
+      rotate_error_ = rotate_error;
       ++rotations_done_;
       full_reported_ = false;
       rotated_.notify_all();

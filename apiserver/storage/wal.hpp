@@ -18,14 +18,23 @@
 //     sync that returns 0 covers every byte written before it began and the kernel
 //     reports a writeback error to every committer's next sync. A finished sync makes
 //     durable everything up to its batch, whichever sync finishes first.
-//   * Segments are preallocated: a new segment is `preallocate_bytes` of zeros (written,
-//     not fallocate()d, so its blocks are initialised), and the zeros are extended a
-//     chunk ahead of the records. A record's fdatasync then flushes data only, with no
+//   * Segments are preallocated: a new segment is its header (log_format.hpp) and
+//     `preallocate_bytes` of zeros (written, not fallocate()d, so its blocks are
+//     initialised), synced under a temporary name before it is linked to its own, and
+//     the zeros are extended a chunk ahead of the records. A record's fdatasync then flushes data only, with no
 //     journal commit of a new size or new blocks. The reader takes a zeroed tail as the
 //     end of the log (log_format.hpp). preallocate_bytes 0 appends instead.
-//   * An I/O error fails the log for good: the error is printed once on stderr, every
-//     waiter then and later gets false. Nothing written after a failed fsync is ever
-//     reported durable (PostgreSQL's lesson: a failed fsync cannot be retried).
+//   * Out of space (ENOSPC, EDQUOT; issue 33, finding 9): the log keeps reserve_bytes of
+//     zeros ahead of its records, so when they can no longer be extended the records of
+//     writes already made still land in them. disk_full() is then true (the server
+//     refuses new writes, 507) and a committer retries the extension (or the segment's
+//     creation: open() and rotate() do not fail for want of space) every second; once it
+//     succeeds disk_full() is false again and writes come back by themselves. A rotation
+//     that finds no space returns its error and the log goes on in the current segment.
+//   * Any other I/O error, or a record that does not fit the zeros and finds no space,
+//     fails the log for good: the error is printed once on stderr, every waiter then and
+//     later gets false. Nothing written after a failed fsync is ever reported durable
+//     (PostgreSQL's lesson: a failed fsync cannot be retried).
 //   * rotate() starts a new segment: the records appended before the call end in the
 //     current one, which is synced before the next segment is created and synced; later
 //     records go to the new one. It returns the new segment's number once that has
@@ -62,6 +71,9 @@ class WriteAheadLog final : public StoreLog {
     std::uint64_t segment_limit = 0;                         // 0 = never call on_segment_full
     unsigned syncs_in_flight = 4;                            // committer threads (at least 1)
     std::uint64_t preallocate_bytes = 1ull << 20;            // zeros ahead of the records; 0 = append
+    // Zeros kept ahead of the records (extended preallocate_bytes at a time): the room
+    // the writes already applied have when the disk fills up. Above one 3 MiB object.
+    std::uint64_t reserve_bytes = 4ull << 20;
   };
 
   /// Creates the segment file `path` (it must not exist), syncs its directory and
@@ -90,6 +102,9 @@ class WriteAheadLog final : public StoreLog {
   Stats stats() const;
   /// The error that failed the log, if one did.
   std::optional<Error> failure() const;
+  /// The file system has no room for more zeros ahead of the records (or for the
+  /// segment): new writes must be refused until this is false again.
+  bool disk_full() const { return disk_full_.load(); }
   Result<void> close();
 
  private:
@@ -112,6 +127,10 @@ class WriteAheadLog final : public StoreLog {
   void run();
   // write_mu_ held:
   Result<void> create_segment(std::uint64_t number);
+  /// Zeros up to reserve_bytes past `records_end`; running out of space only sets disk_full_.
+  Result<void> extend_zeros(std::uint64_t records_end);
+  /// disk_full_ = full, logged when it changes.
+  void note_disk_full(bool full);
   Result<void> write_records(const std::string& bytes);
   /// Points `file` at the segment being written (opened under write_mu_, so compaction
   /// cannot have removed it; a sync of a since-removed segment is harmless).
@@ -134,6 +153,7 @@ class WriteAheadLog final : public StoreLog {
   std::uint64_t zeroed_end_ = 0;
   std::uint64_t newest_revision_ = 0;
   std::atomic<std::uint64_t> segment_bytes_{0};  // written under write_mu_, read by segment_bytes()
+  std::atomic<bool> disk_full_{false};           // written under write_mu_; fd_ < 0 only while it is true
 
   mutable std::mutex mu_;
   std::condition_variable wake_committer_;
@@ -145,6 +165,7 @@ class WriteAheadLog final : public StoreLog {
   std::optional<std::uint64_t> rotate_after_;  // guarded by mu_; a pending rotate(): its appended()
   std::uint64_t rotations_done_ = 0;           // guarded by mu_
   std::uint64_t rotated_number_ = 0;           // guarded by mu_; the segment rotate() made
+  std::optional<Error> rotate_error_;          // guarded by mu_; why the last rotation made none (no space)
   std::optional<Error> failure_;               // guarded by mu_
   bool stopping_ = false;                      // guarded by mu_
   bool closed_ = false;                        // guarded by mu_

@@ -39,7 +39,8 @@ TEST_CASE("kinformer apiserver --help explains every option and bad options are 
                              "--watch-history", "--resource", "--repair", "--wal-max-bytes", "--client-ca",
                              "--max-body-bytes", "--max-object-bytes", "--max-depth", "--max-patch-ops",
                              "--max-connections", "--idle-timeout", "--header-timeout", "--read-timeout",
-                             "--write-timeout", "--watch-history-bytes"})
+                             "--write-timeout", "--watch-history-bytes", "--max-connections-per-client",
+                             "--max-full-state-watches", "--max-full-state-watches-per-client"})
     CHECK(text.find(option) != std::string::npos);
   CHECK(KinformerProcess({"apiserver", "--port", "99999"}).wait_exit(10s) == 2);
   CHECK(KinformerProcess({"apiserver", "--resource", "not-a-spec"}).wait_exit(10s) == 2);

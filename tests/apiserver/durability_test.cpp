@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "apiserver/storage/log_format.hpp"
 #include "tests/apiserver/kinformer_process.hpp"
 #include "tests/apiserver/loopback_http.hpp"
 #include "tests/support/widget_crd.hpp"
@@ -472,12 +473,9 @@ TEST_CASE("a corrupt log record refuses to start naming its offset and --repair 
     s << in.rdbuf();
     bytes = s.str();
   }
-  // The second record starts after the first one's 8-byte header and payload.
-  std::size_t first_length = static_cast<unsigned char>(bytes[0]) |
-                             static_cast<unsigned char>(bytes[1]) << 8 |
-                             static_cast<unsigned char>(bytes[2]) << 16;
-  auto second_at = 8 + first_length;
-  REQUIRE(second_at + 20 < bytes.size());
+  auto records = kinformer::apiserver::storage::scan_segment(bytes).records;
+  REQUIRE(records.size() == 3);
+  auto second_at = records[1].offset;
   bytes[second_at + 20] ^= 0x02;
   std::ofstream(segment, std::ios::binary | std::ios::trunc) << bytes;
   {

@@ -508,9 +508,9 @@ TEST_CASE("the server binds loopback unless told otherwise", "[apiserver][item-1
 
 TEST_CASE("client certificates signed by the client CA authenticate over TLS and others do not",
           "[apiserver][item-11][integration]") {
-  char pattern[] = "/tmp/kinformer-pki-XXXXXX";
-  std::string dir = ::mkdtemp(pattern);
-  REQUIRE(kinformer::testing::make_test_pki(dir));
+  kinformer::testing::TestPki pki;
+  REQUIRE(pki.made);
+  const auto& dir = pki.dir;
   kinformer::apiserver::ServerOptions options;
   options.tls_cert_file = dir + "/server.crt";
   options.tls_key_file = dir + "/server.key";
@@ -533,5 +533,4 @@ TEST_CASE("client certificates signed by the client CA authenticate over TLS and
     REQUIRE_FALSE(started);
     CHECK(started.error().message.find("--client-ca") != std::string::npos);
   }
-  std::system(("rm -rf '" + dir + "'").c_str());
 }

@@ -275,7 +275,7 @@ TEST_CASE("a new log segment is zeros written ahead of the records and recovery 
     auto bytes = slurp(only_segment(live.path));
     // Written zeros, not a hole: the record's fdatasync then changes no size and no extent.
     CHECK(bytes.size() >= (1u << 20));
-    auto scan = storage::scan_records(bytes);
+    auto scan = storage::scan_segment(bytes);
     CHECK(scan.tail == ScanResult::Tail::clean);
     CHECK(scan.records.size() == 1);
     CHECK(std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(scan.bad_offset), bytes.end(),
@@ -368,7 +368,7 @@ TEST_CASE(
     auto segment = only_segment(corrupt.path);
     REQUIRE(segment != "");
     auto bytes = slurp(segment);
-    auto records = storage::scan_records(bytes).records;
+    auto records = storage::scan_segment(bytes).records;
     REQUIRE(records.size() == 5);
 
     // The segment is preallocated: a write cut short leaves zeros where its end would be.
@@ -377,17 +377,28 @@ TEST_CASE(
     auto cut_before_zeros = bytes;
     std::fill(cut_before_zeros.begin() + static_cast<std::ptrdiff_t>(records_end - 10), cut_before_zeros.end(),
               '\0');
-    // And as an appended segment would: the file ends inside the record.
-    for (const auto& cut : {cut_before_zeros, bytes.substr(0, records_end - 10)}) {
+    {
       TempDir torn;
       copy_files(live.path, torn.path);
-      spit(only_segment(torn.path), cut);
+      spit(only_segment(torn.path), cut_before_zeros);
       Store recovered(registry);
       auto opened = Persistence::open(recovered, registry, {torn.path + "/state.json"});
       INFO((opened ? std::string() : opened.error().message));
       REQUIRE(opened);
       CHECK(recovered.revision() == last - 1);  // the torn, never acknowledged write is gone
       CHECK_FALSE(recovered.get(cms, "default", "cm-4"));
+    }
+    // A file ending inside a record is shorter than the segment was created: it was cut
+    // (issue 33), not torn by a crash, and refused like a corrupt record.
+    {
+      TempDir cut;
+      copy_files(live.path, cut.path);
+      spit(only_segment(cut.path), bytes.substr(0, records_end - 10));
+      Store refused(registry);
+      auto opened = Persistence::open(refused, registry, {cut.path + "/state.json"});
+      REQUIRE_FALSE(opened);
+      CHECK_THAT(opened.error().message, Catch::Contains("byte offset " + std::to_string(records[4].offset)) &&
+                                             Catch::Contains("it was cut") && Catch::Contains("--repair"));
     }
 
     auto corrupt_segment = only_segment(corrupt.path);
@@ -494,4 +505,106 @@ TEST_CASE("a log that cannot write fails for good and tells no waiter its write 
   REQUIRE(store.create(cms, "default", configmap("after"), false));
   CHECK_FALSE((*p)->wait_durable((*p)->sync_point()));  // failed for good
   CHECK_FALSE((*p)->close());
+}
+
+// ---- damaged logs (issue 33) ----
+
+namespace {
+
+// A data directory whose one segment holds `count` acknowledged configmaps, as a
+// SIGKILL would leave it.
+void crashed_with_configmaps(const std::string& dir, int count) {
+  auto registry = ResourceRegistry::with_builtins();
+  const auto& cms = *registry.find("", "v1", "configmaps");
+  TempDir live;
+  Store store(registry);
+  auto p = Persistence::open(store, registry, {live.path + "/state.json"});
+  REQUIRE(p);
+  for (int i = 0; i < count; ++i) REQUIRE(store.create(cms, "default", configmap("cm-" + std::to_string(i)), false));
+  REQUIRE((*p)->wait_durable((*p)->sync_point()));
+  copy_files(live.path, dir);
+}
+
+}  // namespace
+
+TEST_CASE("a log segment cut short is refused at start naming the file and offset, and --repair starts",
+          "[apiserver][storage][issue-33][integration]") {
+  auto registry = ResourceRegistry::with_builtins();
+  const auto& cms = *registry.find("", "v1", "configmaps");
+  TempDir dir;
+  crashed_with_configmaps(dir.path, 100);
+  auto segment = only_segment(dir.path);
+  REQUIRE(segment != "");
+  auto bytes = slurp(segment);
+  auto records = storage::scan_segment(bytes).records;
+  REQUIRE(records.size() == 100);
+  std::string expected_error;
+  std::size_t kept = 0;
+  SECTION("to 3 bytes, shorter than its header") {
+    spit(segment, bytes.substr(0, 3));
+    expected_error = "shorter than its 16-byte header";
+  }
+  SECTION("inside a record in the middle of the segment") {
+    spit(segment, bytes.substr(0, records[40].offset + 5));
+    expected_error = "byte offset " + std::to_string(records[40].offset);
+    kept = 40;
+  }
+  SECTION("at a record boundary") {
+    spit(segment, bytes.substr(0, records[60].offset));
+    expected_error = "byte offset " + std::to_string(records[60].offset);
+    kept = 60;
+  }
+  {
+    Store refused(registry);
+    auto opened = Persistence::open(refused, registry, {dir.path + "/state.json"});
+    REQUIRE_FALSE(opened);  // before: it started with the cut taken for a torn tail
+    CHECK_THAT(opened.error().message,
+               Catch::Contains(segment) && Catch::Contains(expected_error) && Catch::Contains("--repair"));
+  }
+  for (int start = 0; start < 2; ++start) {  // repaired, then started once more as it is
+    Store repaired(registry);
+    auto opened = Persistence::open(repaired, registry, {dir.path + "/state.json", 64ull << 20, start == 0});
+    INFO((opened ? std::string() : opened.error().message));
+    REQUIRE(opened);
+    CHECK(repaired.list(cms, {})->items.size() == kept);
+  }
+}
+
+TEST_CASE("a log record or a snapshot nesting 200000 levels with a valid checksum is refused, not a crash",
+          "[apiserver][storage][issue-33][integration]") {
+  auto registry = ResourceRegistry::with_builtins();
+  // Deep inside an object's data: the recursive walks after parsing overflowed the stack.
+  std::string deep_data;
+  for (int i = 0; i < 200000; ++i) deep_data += "{\"a\":";
+  deep_data += "1" + std::string(200000, '}');
+  const std::string deep_object =
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep","namespace":"default","uid":"u",)"
+      R"("resourceVersion":"999"},"data":)" + deep_data + "}";
+  TempDir dir;
+  SECTION("a log record") {
+    crashed_with_configmaps(dir.path, 3);
+    auto segment = only_segment(dir.path);
+    auto bytes = slurp(segment);
+    auto end = storage::scan_segment(bytes).bad_offset;
+    std::string record;
+    storage::append_record(record, R"({"events":[{"type":"ADDED","resource":"configmaps./v1","object":)" +
+                                       deep_object + "}]}");
+    spit(segment, bytes.replace(end, record.size(), record));  // into the preallocated zeros
+    Store store(registry);
+    auto opened = Persistence::open(store, registry, {dir.path + "/state.json"});
+    REQUIRE_FALSE(opened);  // before: SIGSEGV in the recursive parser
+    CHECK_THAT(opened.error().message, Catch::Contains("byte offset " + std::to_string(end)) &&
+                                           Catch::Contains("nests deeper than 1100 levels"));
+  }
+  SECTION("a snapshot") {
+    std::string text = R"({"kind":"KinformerApiserverSnapshot","version":2,"revision":1000,"objects":[)"
+                       R"({"resource":"configmaps./v1","object":)" + deep_object + "}]";
+    char crc[9];
+    std::snprintf(crc, sizeof crc, "%08x", storage::crc32c(text));
+    spit(dir.path + "/state.json", text + ",\"checksum\":\"crc32c:" + crc + "\"}\n");
+    Store store(registry);
+    auto opened = Persistence::open(store, registry, {dir.path + "/state.json"});
+    REQUIRE_FALSE(opened);
+    CHECK_THAT(opened.error().message, Catch::Contains("nests deeper than 1100 levels"));
+  }
 }

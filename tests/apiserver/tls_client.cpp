@@ -44,37 +44,59 @@ bool make_test_pki(const std::string& dir) {
          make_signed(dir, "rogue-client", "/CN=mallory", "rogue-ca", "");
 }
 
-int https_get(std::uint16_t port, const std::string& target, const TlsClientIdentity& identity,
-              const std::string& authorization, std::chrono::milliseconds timeout) {
+namespace {
+
+// Connects with `identity`, writes `request`, reads until `enough(reply)` or the end.
+std::string exchange(std::uint16_t port, const std::string& request, const TlsClientIdentity& identity,
+                     std::chrono::milliseconds timeout, bool (*enough)(const std::string&)) {
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> context(SSL_CTX_new(TLS_client_method()), SSL_CTX_free);
-  if (!context) return 0;
+  if (!context) return "";
   SSL_CTX_set_verify(context.get(), SSL_VERIFY_NONE, nullptr);
   if (!identity.certificate_file.empty() &&
       (SSL_CTX_use_certificate_file(context.get(), identity.certificate_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
        SSL_CTX_use_PrivateKey_file(context.get(), identity.key_file.c_str(), SSL_FILETYPE_PEM) != 1))
-    return 0;
+    return "";
   int fd = connect_loopback(port);
-  if (fd < 0) return 0;
+  if (fd < 0) return "";
   timeval limit{static_cast<time_t>(timeout.count() / 1000), static_cast<suseconds_t>(timeout.count() % 1000 * 1000)};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(context.get()), SSL_free);
   SSL_set_fd(ssl.get(), fd);
-  int status = 0;
+  std::string reply;
   if (SSL_connect(ssl.get()) == 1) {
-    std::string request = "GET " + target + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n";
-    if (!authorization.empty()) request += "Authorization: " + authorization + "\r\n";
-    request += "\r\n";
-    std::string reply;
     char buffer[4096];
     if (SSL_write(ssl.get(), request.data(), static_cast<int>(request.size())) > 0) {
-      for (int n; reply.find("\r\n") == std::string::npos && (n = SSL_read(ssl.get(), buffer, sizeof buffer)) > 0;)
+      for (int n; !enough(reply) && (n = SSL_read(ssl.get(), buffer, sizeof buffer)) > 0;)
         reply.append(buffer, static_cast<std::size_t>(n));
     }
-    if (reply.rfind("HTTP/1.1 ", 0) == 0) status = std::atoi(reply.c_str() + 9);
   }
   ERR_clear_error();
   ::close(fd);
-  return status;
+  return reply;
+}
+
+}  // namespace
+
+TestPki::TestPki() {
+  char pattern[] = "/tmp/kinformer-pki-XXXXXX";
+  dir = ::mkdtemp(pattern);
+  made = make_test_pki(dir);
+}
+
+TestPki::~TestPki() { std::system(("rm -rf '" + dir + "'").c_str()); }
+
+int https_get(std::uint16_t port, const std::string& target, const TlsClientIdentity& identity,
+              const std::string& authorization, std::chrono::milliseconds timeout) {
+  std::string request = "GET " + target + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n";
+  if (!authorization.empty()) request += "Authorization: " + authorization + "\r\n";
+  request += "\r\n";
+  auto reply = exchange(port, request, identity, timeout,
+                        [](const std::string& got) { return got.find("\r\n") != std::string::npos; });
+  return reply.rfind("HTTP/1.1 ", 0) == 0 ? std::atoi(reply.c_str() + 9) : 0;
+}
+
+std::string https_exchange(std::uint16_t port, const std::string& request, std::chrono::milliseconds timeout) {
+  return exchange(port, request, {}, timeout, [](const std::string&) { return false; });
 }
 
 }  // namespace kinformer::testing

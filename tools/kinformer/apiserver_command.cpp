@@ -71,8 +71,13 @@ constexpr const char* usage =
     "                         may not exceed this serialized size: 413 (default 3145728)\n"
     "  --max-depth N          nesting limit of bodies and objects: 400/422 (default 256, at most 1000)\n"
     "  --max-patch-ops N      JSON Patch operations per request: 422 beyond (default 10000)\n"
-    "  --max-connections N    open connections; beyond it the longest-idle one is closed\n"
+    "  --max-connections N    open connections; beyond it the one waiting longest for its request\n"
+    "                         (idle, or with part of it sent) is closed, else the newcomer is\n"
     "                         (default 4096, and never more than the open-file limit minus 64)\n"
+    "  --max-connections-per-client N  the same from one IP address (default 1024)\n"
+    "  --max-full-state-watches N  open watches without a resourceVersion (each starts with every\n"
+    "                         object); beyond it 429 with Retry-After: 1 (default 200)\n"
+    "  --max-full-state-watches-per-client N  the same from one IP address (default 50)\n"
     "  --idle-timeout S       seconds a kept-alive connection may wait for its next request (default 90)\n"
     "  --header-timeout S     seconds for a request's header, or a TLS handshake, to arrive (default 30)\n"
     "  --read-timeout S       seconds for a request's body to arrive after its header (default 60)\n"
@@ -150,6 +155,12 @@ int run_apiserver(int argc, char** argv) {
       options.limits.max_patch_operations = static_cast<std::size_t>(n);
     } else if (arg == "--max-connections" && value(v) && parse_number(v, 1000000, n) && n > 0) {
       options.max_connections = static_cast<std::size_t>(n);
+    } else if (arg == "--max-connections-per-client" && value(v) && parse_number(v, 1000000, n) && n > 0) {
+      options.max_connections_per_client = static_cast<std::size_t>(n);
+    } else if (arg == "--max-full-state-watches" && value(v) && parse_number(v, 1000000, n) && n > 0) {
+      options.full_state_watches.max_total = static_cast<std::size_t>(n);
+    } else if (arg == "--max-full-state-watches-per-client" && value(v) && parse_number(v, 1000000, n) && n > 0) {
+      options.full_state_watches.max_per_client = static_cast<std::size_t>(n);
     } else if (arg == "--idle-timeout" && value(v) && parse_number(v, 86400, n) && n > 0) {
       options.idle_timeout = std::chrono::seconds(n);
     } else if (arg == "--header-timeout" && value(v) && parse_number(v, 86400, n) && n > 0) {
