@@ -79,6 +79,8 @@ std::optional<TableClock::time_point> parse_time(const json& timestamp) {
   if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
                   &tm.tm_min, &tm.tm_sec, &consumed) != 6)
     return std::nullopt;
+  // system_clock counts nanoseconds in 64 bits: beyond ~1678..2262 the arithmetic overflows
+  if (tm.tm_year < 1900 || tm.tm_year > 2200) return std::nullopt;
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   std::size_t i = static_cast<std::size_t>(consumed);

@@ -234,7 +234,13 @@ std::string TablePrinter::watch_line(std::string_view line, bool& columns_sent, 
 std::function<std::string(const std::string&)> table_watch_rewriter(std::shared_ptr<const TablePrinter> printer) {
   auto columns_sent = std::make_shared<bool>(false);
   return [printer = std::move(printer), columns_sent](const std::string& line) {
-    return printer->watch_line(line, *columns_sent);
+    // This runs on the watch's connection, outside Api::handle's catch: a failure
+    // (std::bad_alloc) sends the event as plain JSON rather than ending the server.
+    try {
+      return printer->watch_line(line, *columns_sent);
+    } catch (const std::exception&) {
+      return line;
+    }
   };
 }
 

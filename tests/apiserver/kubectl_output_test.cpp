@@ -118,7 +118,8 @@ TEST_CASE("kubectl get prints each kind's columns and get -o wide the wide ones"
   CHECK(stored(t, "services", "web")["spec"]["ports"][0] == json({{"port", 80}, {"protocol", "TCP"}, {"targetPort", 80}}));
 }
 
-TEST_CASE("kubectl get prints a custom resource's additionalPrinterColumns", "[apiserver][kubectl][table][crd][integration]") {
+TEST_CASE("kubectl get prints a custom resource's additionalPrinterColumns, and kubectl scale scales it",
+          "[apiserver][kubectl][table][crd][scale_subresource][integration]") {
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
@@ -143,6 +144,8 @@ spec:
             properties:
               size: {type: integer, default: 1}
               color: {type: string}
+    subresources:
+      scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.count}
     additionalPrinterColumns:
     - {name: Size, type: integer, jsonPath: .spec.size}
     - {name: Color, type: string, jsonPath: .spec.color, priority: 1}
@@ -160,6 +163,11 @@ spec:
   CHECK(crds[0] == Cells{"NAME", "CREATED AT"});
   CHECK(crds[1][0] == "widgets.example.com");
   CHECK(stored(t, "widgets", "w1", "example.com")["spec"]["size"] == 1);
+
+  // subresources.scale: kubectl finds widgets/scale in discovery and scales through it
+  CHECK(k.run_ok("scale widget w1 --replicas=5").out == "widget.example.com/w1 scaled\n");
+  CHECK(stored(t, "widgets", "w1", "example.com")["spec"]["size"] == 5);
+  CHECK(get(k, "widgets")[1][1] == "5");
 }
 
 TEST_CASE("kubectl get -w prints the header once and a row per change", "[apiserver][kubectl][table][integration]") {
