@@ -4,20 +4,20 @@
 // asserted on what kubectl prints and on the stored object. Skipped, with a
 // message, only where kubectl is not installed.
 #include <regex>
-#include <thread>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "tests/apiserver/kubectl_runner.hpp"
 #include "tests/apiserver/test_server.hpp"
+#include "tests/support/widget_crd.hpp"
 
 using kinformer::testing::app_manifest;
 using kinformer::testing::Kubectl;
 using kinformer::testing::pod_manifest;
-using kinformer::testing::slurp;
 using kinformer::testing::stored;
 using kinformer::testing::TestServer;
+using kinformer::testing::wait_for_text;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -123,34 +123,15 @@ TEST_CASE("kubectl get prints a custom resource's additionalPrinterColumns, and 
   REQUIRE_KUBECTL(kubectl);
   TestServer t;
   Kubectl k(kubectl, t.server().url());
-  k.run_ok("apply -f " + k.file("crd.yaml", R"(apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer, default: 1}
-              color: {type: string}
-    subresources:
-      scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.count}
-    additionalPrinterColumns:
-    - {name: Size, type: integer, jsonPath: .spec.size}
-    - {name: Color, type: string, jsonPath: .spec.color, priority: 1}
-    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
-)"));
+  auto crd = kinformer::testing::widget_crd();
+  auto& version = crd["spec"]["versions"][0];
+  version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"]["default"] = 1;
+  version["subresources"]["scale"] = {{"specReplicasPath", ".spec.size"}, {"statusReplicasPath", ".status.count"}};
+  version["additionalPrinterColumns"] = json::parse(R"([
+    {"name": "Size", "type": "integer", "jsonPath": ".spec.size"},
+    {"name": "Color", "type": "string", "jsonPath": ".spec.color", "priority": 1},
+    {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}])");
+  k.run_ok("apply -f " + k.file("crd.json", crd.dump()));
   k.run_ok("apply -f " + k.file("w.yaml", "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  color: red\n"));
   auto widgets = get(k, "widgets");
   CHECK(widgets[0] == Cells{"NAME", "SIZE", "AGE"});
@@ -175,19 +156,9 @@ TEST_CASE("kubectl get -w prints the header once and a row per change", "[apiser
   TestServer t;
   Kubectl k(kubectl, t.server().url());
   t.create_configmap("alpha");
-  auto watch_out = k.dir() + "/watch.txt";
-  // In the background: ends when the server closes the stream (kubectl get -w does not re-watch).
-  std::system((k.command("get configmaps -w") + " > '" + watch_out + "' 2>&1 < /dev/null &").c_str());
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (t.server().stats().watches_active < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(20ms);
-  REQUIRE(t.server().stats().watches_active == 1);
+  auto watch_out = k.watch_in_background(t, "get configmaps -w");
   k.run_ok("create configmap beta --from-literal=a=1 --from-literal=b=2");
-  std::string seen;
-  deadline = std::chrono::steady_clock::now() + 30s;
-  while (seen.find("beta") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(50ms);
-    seen = slurp(watch_out);
-  }
+  auto seen = wait_for_text(watch_out, "beta");
   INFO("kubectl get -w printed: " << seen);
   auto rows = table(seen);
   REQUIRE(rows.size() == 3);  // no row for beta: the watch's Table event did not reach kubectl

@@ -7,10 +7,12 @@
 // installed.
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,6 +84,21 @@ class Kubectl {
     return r;
   }
 
+  /// Starts `kubectl <args>` (a watch: `get -w`) in the background and returns the
+  /// file its output goes to, once `server` has one more open watch. It ends when the
+  /// server closes the stream (kubectl get -w does not re-watch): stop the server.
+  std::string watch_in_background(TestServer& server, const std::string& args) const {
+    auto before = server.server().stats().watches_active;
+    auto out = dir_ + "/watch.txt";
+    std::system((command(args) + " > '" + out + "' 2>&1 < /dev/null &").c_str());
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (server.server().stats().watches_active <= before && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    INFO("kubectl " << args << " did not open a watch within 30 s; it printed: " << slurp(out));
+    REQUIRE(server.server().stats().watches_active > before);
+    return out;
+  }
+
   const std::string& dir() const { return dir_; }
   /// Later commands go to this server (another process, or the same one restarted).
   void use_server(std::string server_url) { url_ = std::move(server_url); }
@@ -89,6 +106,18 @@ class Kubectl {
  private:
   std::string kubectl_, url_, extra_, dir_;
 };
+
+/// What the file holds once it contains `text`, or after 30 s: the caller's checks then
+/// show what arrived instead.
+inline std::string wait_for_text(const std::string& path, const std::string& text) {
+  std::string seen;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (seen.find(text) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    seen = slurp(path);
+  }
+  return seen;
+}
 
 /// The stored object default/<name> of `plural` in group/v1, or null when absent.
 inline nlohmann::json stored(TestServer& t, const std::string& plural, const std::string& name,

@@ -21,9 +21,9 @@
 using kinformer::testing::app_manifest;
 using kinformer::testing::Kubectl;
 using kinformer::testing::pod_manifest;
-using kinformer::testing::slurp;
 using kinformer::testing::stored;
 using kinformer::testing::TestServer;
+using kinformer::testing::wait_for_text;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
@@ -115,13 +115,7 @@ TEST_CASE("kubectl get -w sees ADDED, MODIFIED and DELETED made by kubectl label
   TestServer t;
   Kubectl k(kubectl, t.server().url());
   REQUIRE(k.run("create -f " + k.file("pod.yaml", pod_manifest("demo"))).exit_code == 0);
-  auto watch_out = k.dir() + "/watch.txt";
-  // In the background: ends when the server closes the stream (kubectl get -w does not re-watch).
-  std::system((k.command("get pods -w --output-watch-events") + " > '" + watch_out + "' 2>&1 < /dev/null &").c_str());
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (t.server().stats().watches_active < 1 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(20ms);
-  REQUIRE(t.server().stats().watches_active == 1);
+  auto watch_out = k.watch_in_background(t, "get pods -w --output-watch-events");
 
   k.run_ok("label pod web tier=frontend");
   CHECK(stored(t, "pods", "web")["metadata"]["labels"]["tier"] == "frontend");
@@ -129,12 +123,7 @@ TEST_CASE("kubectl get -w sees ADDED, MODIFIED and DELETED made by kubectl label
   CHECK(deleted.out == "pod \"web\" deleted\n");
   CHECK(stored(t, "pods", "web").is_null());
 
-  std::string seen;
-  deadline = std::chrono::steady_clock::now() + 30s;
-  while (seen.find("DELETED") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(50ms);
-    seen = slurp(watch_out);
-  }
+  auto seen = wait_for_text(watch_out, "DELETED");
   INFO(seen);
   auto added = seen.find("ADDED"), modified = seen.find("MODIFIED"), removed = seen.find("DELETED");
   CHECK(added != std::string::npos);
