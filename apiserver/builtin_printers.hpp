@@ -26,11 +26,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "apiserver/printer_cells.hpp"
 #include "apiserver/resources.hpp"
 
 namespace kinformer::apiserver {
-
-using TableClock = std::chrono::system_clock;
 
 /// One meta.k8s.io/v1 TableColumnDefinition.
 struct TableColumn {
@@ -49,18 +48,5 @@ struct BuiltinPrinter {
 
 /// The printer of a built-in kind, or nullptr.
 const BuiltinPrinter* builtin_printer(const ResourceType& type);
-
-/// A metav1.LabelSelector ({matchLabels, matchExpressions}) as selector text, as
-/// LabelSelectorAsSelector().String() writes it: requirements sorted by key, set
-/// values sorted ("app=web,tier in (a,b)"); "" when it is empty or absent.
-std::string label_selector_text(const nlohmann::json& selector);
-
-/// kubectl's rounding of an age (apimachinery duration.HumanDuration): "45s",
-/// "3m12s", "25m", "5h10m", "2d3h", "400d", "3y20d"; "<invalid>" for the future.
-std::string human_duration(std::chrono::seconds elapsed);
-
-/// The time since an RFC 3339 timestamp (fractions and offsets accepted) as
-/// human_duration(); "<unknown>" when it is absent or does not parse.
-std::string age_of(const nlohmann::json& timestamp, TableClock::time_point now);
 
 }  // namespace kinformer::apiserver

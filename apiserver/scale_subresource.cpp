@@ -6,7 +6,7 @@
 
 #include "apiserver/admission.hpp"
 #include "apiserver/body_decoder.hpp"
-#include "apiserver/builtin_printers.hpp"
+#include "apiserver/printer_cells.hpp"
 #include "apiserver/json_path.hpp"
 #include "apiserver/patch.hpp"
 #include "apiserver/served_crd.hpp"

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/builtin_printers.hpp"
+#include "apiserver/printer_cells.hpp"
 #include "apiserver/stored_object.hpp"
 #include "apiserver/table_printer.hpp"
 #include "tests/apiserver/test_server.hpp"
