@@ -6,6 +6,7 @@
 
 #include "apiserver/base64.hpp"
 #include "apiserver/crd.hpp"
+#include "apiserver/defaults.hpp"
 #include "apiserver/schema.hpp"
 
 namespace kinformer::apiserver {
@@ -71,6 +72,7 @@ void prepare_for_create(const ResourceType& type, json& object) {
 }
 
 std::optional<ApiError> admit(const ResourceRegistry& registry, const ResourceType& type, json& object) {
+  apply_defaults(registry, type, object);  // kube-apiserver defaults before it validates
   if (type.builtin && type.group.empty() && type.plural == "secrets") return admit_secret(type, object);
   if (is_crd_type(type)) {
     auto kind = custom_kind_of(object);

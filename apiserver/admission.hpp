@@ -5,6 +5,8 @@
 // kube-apiserver's validation and defaulting strategies (issue 17).
 //
 // Contract
+//   * First the kind's defaults are filled in (apiserver/defaults.hpp), as
+//     kube-apiserver defaults before it validates.
 //   * Secrets: stringData is merged into data as base64 (stringData wins) and
 //     dropped; every data value must be a valid base64 string (422 Invalid with the
 //     field path data[<key>]). A secret value never appears in an error message.

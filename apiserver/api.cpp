@@ -17,6 +17,9 @@
 #include "apiserver/protobuf_decoder.hpp"
 #include "apiserver/read_rules.hpp"
 #include "apiserver/request_params.hpp"
+#include "apiserver/scale_subresource.hpp"
+#include "apiserver/served_crd.hpp"
+#include "apiserver/table_printer.hpp"
 
 namespace kinformer::apiserver {
 
@@ -87,6 +90,7 @@ class RequestHandler {
 
   ApiReply dispatch(const Target& t) {
     const auto& m = request_.method;
+    if (t.subresource == "scale" && t.type->scale_subresource && !t.name.empty()) return scale(t);
     if (!t.subresource.empty() && (t.subresource != "status" || !t.type->status_subresource))
       return error_response(ApiError::path_not_found());
     if (t.name.empty()) {
@@ -106,6 +110,14 @@ class RequestHandler {
   }
 
  private:
+  HttpResponse scale(const Target& t) {
+    auto dry = dry_run_of(query_);
+    if (!dry) return error_response(dry.error());
+    return serve_scale(registry_, store_, limits_,
+                       {t.type, t.namespace_name, t.name, request_.method, base_content_type(request_.content_type),
+                        request_.body, dry.value()});
+  }
+
   ApiResult<ObjectFilter> filter_for(const Target& t) const {
     return ObjectFilter::parse(*t.type, t.namespace_name, param(query_, "labelSelector"), param(query_, "fieldSelector"));
   }
@@ -120,6 +132,8 @@ class RequestHandler {
       if (!parsed) return error_response(ApiError::bad_request("invalid limit \"" + l + "\": must be a non-negative integer"));
       params.limit = static_cast<std::size_t>(*parsed);
     }
+    auto printer = table_printer_for(t);
+    if (!printer) return error_response(printer.error());
     auto planned = plan_list(store_, *t.type, params);
     if (!planned) return error_response(planned.error());
     Store::ListQuery q = std::move(planned).value();
@@ -128,14 +142,18 @@ class RequestHandler {
     if (f.has_selectors()) q.filter = [&f](const StoredObject& o) { return f.matches(o); };
     auto page = store_.list(*t.type, q);
     if (!page) return error_response(page.error());
+    TableListMeta meta{page->revision, {}, std::nullopt};
+    if (!page->last_key.empty()) {
+      if (!f.has_selectors()) meta.remaining = page->remaining;
+      meta.continue_token = encode_continue(page->revision, page->last_key, meta.remaining);
+    }
+    if (*printer) return HttpResponse{200, (*printer)->content_type(), (*printer)->list(page->items, meta), nullptr};
     auto body = std::make_shared<ListBody>();
     body->head = "{\"kind\":\"" + t.type->list_kind() + "\",\"apiVersion\":\"" + t.type->api_version() +
                  "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(page->revision) + "\"";
-    if (!page->last_key.empty()) {
-      std::optional<std::size_t> remaining;
-      if (!f.has_selectors()) remaining = page->remaining;
-      body->head += ",\"continue\":\"" + encode_continue(page->revision, page->last_key, remaining) + "\"";
-      if (remaining) body->head += ",\"remainingItemCount\":" + std::to_string(*remaining);
+    if (!meta.continue_token.empty()) {
+      body->head += ",\"continue\":\"" + meta.continue_token + "\"";
+      if (meta.remaining) body->head += ",\"remainingItemCount\":" + std::to_string(*meta.remaining);
     }
     body->head += "},\"items\":[";
     body->items = std::move(page->items);
@@ -149,6 +167,8 @@ class RequestHandler {
   ApiReply watch(const Target& t) {
     auto filter = filter_for(t);
     if (!filter) return error_response(filter.error());
+    auto printer = table_printer_for(t);
+    if (!printer) return error_response(printer.error());
     const bool initial_events = flag(query_, "sendInitialEvents");
     auto start = plan_watch(
         store_, *t.type, {param(query_, "resourceVersion"), param(query_, "resourceVersionMatch"), initial_events});
@@ -165,7 +185,8 @@ class RequestHandler {
                    std::nullopt,
                    flag(query_, "allowWatchBookmarks"),
                    {},
-                   start->wait_for_revision};
+                   start->wait_for_revision,
+                   {}};
     if (auto ts = param(query_, "timeoutSeconds"); !ts.empty()) {
       auto seconds = parse_unsigned(ts);
       if (!seconds) return error_response(ApiError::bad_request("invalid timeoutSeconds \"" + ts + "\""));
@@ -193,12 +214,36 @@ class RequestHandler {
       if (initial_events && plan.bookmarks)
         plan.initial_lines.push_back(bookmark_line(*t.type, page->revision, true));
     }
+    if (*printer) as_table_watch(plan, std::move(printer).value());
     return plan;
   }
 
+  // A Table watch sends the initial state as rendered lines; live events and
+  // bookmarks are rewritten as they are sent (WatchPlan::rewrite_line).
+  static void as_table_watch(WatchPlan& plan, std::shared_ptr<const TablePrinter> printer) {
+    plan.rewrite_line = table_watch_rewriter(std::move(printer));
+    std::vector<std::string> lines;
+    for (const auto& object : plan.initial_objects) lines.push_back(plan.rewrite_line(added_line(*object)));
+    for (const auto& line : plan.initial_lines) lines.push_back(plan.rewrite_line(line));
+    plan.initial_objects.clear();
+    plan.initial_lines = std::move(lines);
+  }
+
+  // The Table the Accept header asks for (a null printer: plain JSON).
+  ApiResult<std::shared_ptr<const TablePrinter>> table_printer_for(const Target& t) const {
+    auto wanted = table_request(request_.accept, param(query_, "includeObject"));
+    if (!wanted) return wanted.error();
+    if (!wanted.value()) return std::shared_ptr<const TablePrinter>();
+    auto crd_version = served_crd_version(registry_, store_, *t.type);
+    return std::make_shared<const TablePrinter>(*t.type, crd_version ? &*crd_version : nullptr, *wanted.value());
+  }
+
   HttpResponse get(const Target& t) {
+    auto printer = table_printer_for(t);
+    if (!printer) return error_response(printer.error());
     auto object = store_.get(*t.type, t.namespace_name, t.name);
     if (!object) return error_response(object.error());
+    if (*printer) return HttpResponse{200, (*printer)->content_type(), (*printer)->one(**object), nullptr};
     return ok_json((*object)->json);
   }
 

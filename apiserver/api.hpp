@@ -25,7 +25,11 @@
 //     deleted (403 Forbidden, as kube-apiserver's NamespaceLifecycle admission).
 //   * Writes: create/update/patch (merge, strategic merge for built-ins, JSON patch,
 //     server-side apply), delete, deletecollection. Every object a write would store
-//     first passes admit() (apiserver/admission.hpp: secrets, custom schemas, CRDs).
+//     first passes admit() (apiserver/admission.hpp: defaults, secrets, custom schemas,
+//     CRDs).
+//   * A list, get or watch whose Accept asks for a meta.k8s.io Table gets one
+//     (apiserver/table_printer.hpp); <resource>/<name>/scale serves an autoscaling/v1
+//     Scale where the kind has one (apiserver/scale_subresource.hpp).
 //   * A written CustomResourceDefinition serves its kind before the response is sent
 //     (discovery and the new resource's URLs); deleting it stops serving the kind and
 //     then deletes every object of it (one event each).
@@ -42,6 +46,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,6 +103,9 @@ struct WatchPlan {
   bool bookmarks = false;                   // allowWatchBookmarks
   std::chrono::seconds timeout{0};          // end the stream cleanly after this long
   std::uint64_t wait_for_revision = 0;      // > 0: the RV is in the future; wait for it (then 504)
+  /// Set for a Table watch: every live event and bookmark line as this watcher sends it
+  /// (apiserver/table_printer.hpp); the initial lines are already rendered.
+  std::function<std::string(const std::string&)> rewrite_line;
 };
 
 /// timeoutSeconds is clamped to this (a year): longer deadlines overflow the clock.

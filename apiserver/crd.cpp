@@ -115,8 +115,10 @@ ApiResult<CustomKind> custom_kind_of(const json& crd) {
   }
   if (!served) return invalid(name, "spec.versions", "must have exactly one version marked served");
   const std::string path = "spec.versions[" + std::to_string(served_index) + "]";
-  if (auto sub = served->find("subresources"); sub != served->end() && sub->is_object())
+  if (auto sub = served->find("subresources"); sub != served->end() && sub->is_object()) {
     t.status_subresource = sub->contains("status");
+    t.scale_subresource = sub->contains("scale");
+  }
   if (auto schema = served->find("schema"); schema != served->end() && schema->is_object()) {
     if (auto open_api = schema->find("openAPIV3Schema"); open_api != schema->end()) {
       auto parsed = OpenApiSchema::parse(*open_api);

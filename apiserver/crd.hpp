@@ -6,7 +6,7 @@
 // Contract
 //   * custom_kind_of() reads spec.group, spec.names (plural, singular, kind,
 //     shortNames, categories), spec.scope and the one served version with its
-//     openAPIV3Schema and subresources.status. metadata.name must be
+//     openAPIV3Schema and subresources (status, scale). metadata.name must be
 //     "<plural>.<group>". kinformer serves exactly one version per CRD: a CRD with
 //     several served versions is 422 (no conversion between versions).
 //   * Every failure is 422 Invalid with the field path (spec.names.plural, ...).

@@ -15,7 +15,8 @@ using nlohmann::json;
 namespace {
 
 const json main_verbs = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
-const json status_verbs = {"get", "patch", "update"};
+const json status_verbs = {"get", "patch", "update"};  // /status and /scale
+const json scale_kind = {{"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}};
 
 std::vector<std::string> versions_of(const ResourceRegistry& registry, std::string_view group) {
   std::vector<std::string> out;
@@ -159,9 +160,12 @@ std::string aggregated_discovery_json(const ResourceRegistry& registry, bool cor
                          {"verbs", main_verbs}};
         if (!t.short_names.empty()) resource["shortNames"] = t.short_names;
         if (!t.categories.empty()) resource["categories"] = t.categories;
+        json subresources = json::array();
         if (t.status_subresource)
-          resource["subresources"] = json::array(
-              {{{"subresource", "status"}, {"responseKind", kind}, {"verbs", status_verbs}}});
+          subresources.push_back({{"subresource", "status"}, {"responseKind", kind}, {"verbs", status_verbs}});
+        if (t.scale_subresource)
+          subresources.push_back({{"subresource", "scale"}, {"responseKind", scale_kind}, {"verbs", status_verbs}});
+        if (!subresources.empty()) resource["subresources"] = std::move(subresources);
         resources.push_back(std::move(resource));
       }
       versions.push_back({{"version", v}, {"freshness", "Current"}, {"resources", resources}});
@@ -209,6 +213,9 @@ std::optional<std::string> api_resource_list_json(const ResourceRegistry& regist
     if (t.status_subresource)
       resources.push_back({{"name", t.plural + "/status"}, {"singularName", ""}, {"namespaced", t.namespaced},
                            {"kind", t.kind}, {"verbs", status_verbs}});
+    if (t.scale_subresource)
+      resources.push_back({{"name", t.plural + "/scale"}, {"singularName", ""}, {"namespaced", t.namespaced},
+                           {"group", "autoscaling"}, {"version", "v1"}, {"kind", "Scale"}, {"verbs", status_verbs}});
   }
   if (resources.empty()) return std::nullopt;
   std::string group_version = group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);

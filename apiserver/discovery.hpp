@@ -8,7 +8,8 @@
 //   * /version reports major "1", minor "32": the installed kubectl dispatcher picks
 //     its kubectl binary by the server's minor (§B1).
 //   * Aggregated discovery bodies must be sent with aggregated_content_type(); the
-//     legacy ones with plain application/json.
+//     legacy ones with plain application/json. Both list the /status and /scale
+//     subresources (scale as autoscaling/v1 Scale, which kubectl scale looks up).
 //   * The OpenAPI v3 document of a group-version declares, for every kind, a PATCH
 //     operation with x-kubernetes-group-version-kind and a fieldValidation query
 //     parameter: kubectl then leaves validation to the server. components.schemas

@@ -122,8 +122,9 @@ ResourceRegistry ResourceRegistry::with_builtins() {
   pv.namespaced = false;
   pv.status_subresource = true;
   r.types_.push_back(std::move(pv));
-  r.types_.push_back(with_spec_and_status(
-      core("ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}), true));
+  auto rc = with_spec_and_status(core("ReplicationController", "replicationcontrollers", "replicationcontroller", {"rc"}), true);
+  rc.scale_subresource = true;
+  r.types_.push_back(std::move(rc));
   auto node = core("Node", "nodes", "node", {"no"});
   node.namespaced = false;
   node.status_subresource = true;
@@ -136,6 +137,7 @@ ResourceRegistry ResourceRegistry::with_builtins() {
         std::tuple{"DaemonSet", "daemonsets", "daemonset", "ds"},
         std::tuple{"ReplicaSet", "replicasets", "replicaset", "rs"}}) {
     auto t = with_spec_and_status(builtin("apps", "v1", kind, plural, singular, {short_name}), true);
+    t.scale_subresource = t.kind != "DaemonSet";
     if (t.kind == "ReplicaSet") t.selectable_fields = {"status.replicas"};
     r.types_.push_back(std::move(t));
   }
@@ -184,6 +186,7 @@ void normalize_custom(ResourceType& type) {
 bool same_shape(const ResourceType& a, const ResourceType& b) {
   return a.group == b.group && a.version == b.version && a.plural == b.plural && a.kind == b.kind &&
          a.singular == b.singular && a.namespaced == b.namespaced && a.status_subresource == b.status_subresource &&
+         a.scale_subresource == b.scale_subresource &&
          a.short_names == b.short_names && a.categories == b.categories && a.builtin == b.builtin;
 }
 

@@ -53,6 +53,7 @@ struct ResourceType {
   bool namespaced = true;
   bool builtin = false;            // strategic merge patch allowed; list items omit kind/apiVersion
   bool status_subresource = false; // writes to the main resource keep .status; /status writes only .status
+  bool scale_subresource = false;  // serves <plural>/scale, an autoscaling/v1 Scale (apiserver/scale_subresource.hpp)
   bool tracks_generation = false;  // metadata.generation bumps when anything outside metadata/status changes
   bool delete_returns_object = false;  // DELETE answers the object (pods) rather than a success Status
   std::vector<std::string> selectable_fields;

@@ -503,7 +503,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   // Lines become chunks in pending_; pump() writes them.
   void queue_lines(std::vector<std::string> lines) {
     std::string chunk;
-    for (auto& line : lines) chunk += line;
+    for (auto& line : lines) chunk += plan_ && plan_->rewrite_line ? plan_->rewrite_line(line) : line;
     if (chunk.empty()) return;
     pending_.push_back(chunk_header(chunk.size()) + chunk + "\r\n");
   }
@@ -621,6 +621,10 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
       position_ = event->resource_version;
       const std::string* line = line_for(*event, plan_->filter, batch_scratch_);
       if (!line) continue;
+      if (plan_->rewrite_line) {  // a Table watch
+        batch_scratch_.push_back(plan_->rewrite_line(*line));
+        line = &batch_scratch_.back();
+      }
       if (bytes == 0) {
         batch_strings_.emplace_back();  // the chunk header, sized below
         header_slot = buffers.size();

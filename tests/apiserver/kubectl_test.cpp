@@ -14,104 +14,19 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/apiserver/kinformer_process.hpp"
+#include "tests/apiserver/kubectl_runner.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/support/etcd_process.hpp"
 
+using kinformer::testing::app_manifest;
+using kinformer::testing::Kubectl;
+using kinformer::testing::pod_manifest;
+using kinformer::testing::stored;
 using kinformer::testing::TestServer;
+using kinformer::testing::wait_for_text;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-namespace {
-
-std::string find_kubectl() {
-  for (const char* candidate : {"/usr/bin/kubectl", "/usr/local/bin/kubectl"})
-    if (::access(candidate, X_OK) == 0) return candidate;
-  return {};
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-// kubectl with an isolated HOME, no kubeconfig and a fresh cache directory (§B1).
-class Kubectl {
- public:
-  Kubectl(std::string kubectl, std::string server_url, std::string extra = "")
-      : kubectl_(std::move(kubectl)), url_(std::move(server_url)), extra_(std::move(extra)) {
-    char pattern[] = "/tmp/kinformer-kubectl-XXXXXX";
-    dir_ = ::mkdtemp(pattern);
-  }
-  ~Kubectl() { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-
-  std::string file(const std::string& name, const std::string& content) const {
-    auto path = dir_ + "/" + name;
-    std::ofstream(path) << content;
-    return path;
-  }
-
-  std::string command(const std::string& args) const {
-    return "env HOME='" + dir_ + "' KUBECONFIG=/dev/null timeout 60 " + kubectl_ + " --server " + url_ +
-           " --cache-dir '" + dir_ + "/cache' " + extra_ + " " + args;
-  }
-
-  Run run(const std::string& args) const {
-    auto out = dir_ + "/out.txt", err = dir_ + "/err.txt";
-    int status = std::system((command(args) + " > '" + out + "' 2> '" + err + "' < /dev/null").c_str());
-    Run r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-
-  /// run() that must succeed; kubectl's stderr is shown when it does not.
-  Run run_ok(const std::string& args) const {
-    auto r = run(args);
-    INFO("kubectl " << args << " said: " << r.err);
-    REQUIRE(r.exit_code == 0);
-    return r;
-  }
-
-  const std::string& dir() const { return dir_; }
-  /// Later commands go to this server (another process, or the same one restarted).
-  void use_server(std::string server_url) { url_ = std::move(server_url); }
-
- private:
-  std::string kubectl_, url_, extra_, dir_;
-};
-
-json stored(TestServer& t, const std::string& plural, const std::string& name, const std::string& group = "") {
-  const auto* type = t.server().registry().find(group, "v1", plural);
-  REQUIRE(type);
-  auto object = t.server().store().get(*type, "default", name);
-  if (!object) return nullptr;
-  return json::parse((*object)->json);
-}
-
-const char* pod_manifest(const char* app) {
-  static std::string text;
-  text = std::string("apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  labels:\n    app: ") + app +
-         "\nspec:\n  containers:\n  - name: main\n    image: busybox\n";
-  return text.c_str();
-}
-
-#define REQUIRE_KUBECTL(path)                                                                     \
-  auto path = find_kubectl();                                                                     \
-  if (path.empty()) {                                                                             \
-    WARN("skipped: kubectl is not installed (looked in /usr/bin and /usr/local/bin)");            \
-    return;                                                                                       \
-  }
-
-}  // namespace
 
 TEST_CASE("kubectl apply creates, then apply of a changed manifest patches the pod", "[apiserver][kubectl][any-storage][integration]") {
   REQUIRE_KUBECTL(kubectl);
@@ -200,13 +115,7 @@ TEST_CASE("kubectl get -w sees ADDED, MODIFIED and DELETED made by kubectl label
   TestServer t;
   Kubectl k(kubectl, t.server().url());
   REQUIRE(k.run("create -f " + k.file("pod.yaml", pod_manifest("demo"))).exit_code == 0);
-  auto watch_out = k.dir() + "/watch.txt";
-  // In the background: ends when the server closes the stream (kubectl get -w does not re-watch).
-  std::system((k.command("get pods -w --output-watch-events") + " > '" + watch_out + "' 2>&1 < /dev/null &").c_str());
-  auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (t.server().stats().watches_active < 1 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(20ms);
-  REQUIRE(t.server().stats().watches_active == 1);
+  auto watch_out = k.watch_in_background(t, "get pods -w --output-watch-events");
 
   k.run_ok("label pod web tier=frontend");
   CHECK(stored(t, "pods", "web")["metadata"]["labels"]["tier"] == "frontend");
@@ -214,12 +123,7 @@ TEST_CASE("kubectl get -w sees ADDED, MODIFIED and DELETED made by kubectl label
   CHECK(deleted.out == "pod \"web\" deleted\n");
   CHECK(stored(t, "pods", "web").is_null());
 
-  std::string seen;
-  deadline = std::chrono::steady_clock::now() + 30s;
-  while (seen.find("DELETED") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(50ms);
-    seen = slurp(watch_out);
-  }
+  auto seen = wait_for_text(watch_out, "DELETED");
   INFO(seen);
   auto added = seen.find("ADDED"), modified = seen.find("MODIFIED"), removed = seen.find("DELETED");
   CHECK(added != std::string::npos);
@@ -297,50 +201,6 @@ spec:
             properties:
               size:
                 type: integer
-)";
-
-const char* const app_manifest = R"(apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  labels: {app: demo}
-spec:
-  replicas: 2
-  selector:
-    matchLabels: {app: demo}
-  template:
-    metadata:
-      labels: {app: demo}
-    spec:
-      containers:
-      - name: main
-        image: nginx:1.27
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  labels: {app: demo}
-spec:
-  selector: {app: demo}
-  ports:
-  - port: 80
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: web-config
-  labels: {app: demo}
-data:
-  mode: fast
----
-apiVersion: v1
-kind: Secret
-metadata:
-  name: web-secret
-  labels: {app: demo}
-stringData:
-  password: s3cr3t
 )";
 
 }  // namespace
