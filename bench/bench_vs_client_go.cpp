@@ -32,7 +32,7 @@
 // Usage: bench_vs_client_go [--short] [--phases idle,rate,list,relist] [--rates 100,1000,10000]
 //          [--seconds 10] [--idle-seconds 10] [--lists 20000,150000] [--keys 1000]
 //          [--object-bytes 1024] [--peer PATH] [--caf --scheduler.policy=sharing ...]
-// --short is the CI form (about 40 s): idle 2 s, 100 and 1000 writes/s for 2 s,
+// --short is the CI form (about 20 s): idle 2 s, 100 and 1000 writes/s for 2 s,
 // a list and relist of 2000 pods. Without the peer binary (--peer, else
 // $KINFORMER_CLIENT_GO_PEER, else ../shared/bin/client-go-peer beside the source
 // tree) the client-go fields are null and stderr says why.
