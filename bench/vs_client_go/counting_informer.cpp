@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -158,6 +159,7 @@ int counting_informer_main(int argc, char** argv) {
   const std::uint64_t expect = std::strtoull(argv[5], nullptr, 10);
   Counter counter(expect, argv[6]);
 
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);  // a bench that dies leaves no informer behind
   // Blocked before any thread starts, so only sigwait() below sees them.
   sigset_t signals;
   sigemptyset(&signals);

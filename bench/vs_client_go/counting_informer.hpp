@@ -24,7 +24,7 @@
 //     steady figure, VmHWM is reset (/proc/self/clear_refs), the watch ends as a
 //     410 would, and once the relist's pages are in and 1 s has passed, one JSON
 //     line: steady_rss_bytes, relist_peak_bytes, relist_seconds.
-//   * SIGTERM or SIGINT: stops the informer and exits 0. Exit 1 when the informer
+//   * SIGTERM or SIGINT, or the bench's end (PR_SET_PDEATHSIG): stops the informer and exits 0. Exit 1 when the informer
 //     cannot start.
 #pragma once
 
