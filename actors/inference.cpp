@@ -392,10 +392,6 @@ Result<InferenceActor> spawn_inference(caf::actor_system& system, const Inferenc
   return spawn_inference(system, std::move(loaded), options);
 }
 
-void configure_scheduler_for_inference(caf::actor_system_config& config) {
-  config.set("work-stealing.moderate-poll-attempts", 0);
-}
-
 void register_inference_types(caf::actor_system_config& config) {
   config.add_message_type<ForecastRequest>("kinformer.ForecastRequest");
   config.add_message_type<ForecastReply>("kinformer.ForecastReply");

@@ -113,13 +113,6 @@ struct LoadedModel {
 Result<InferenceActor> spawn_inference(caf::actor_system& system, std::vector<LoadedModel> models,
                                        const InferenceOptions& options);
 
-/// Makes idle CAF scheduler threads sleep on their condition variable (woken by
-/// the next message) instead of waking every 50 µs for about 25 ms after each
-/// burst (CAF's moderate polling): next to the model's OpenMP threads on few
-/// cores, those wake-ups preempt the model call on every batch. Call before the
-/// actor_system starts, in processes that run an inference actor.
-void configure_scheduler_for_inference(caf::actor_system_config& config);
-
 /// Names the message types for the io middleman; call on both sides of a remote
 /// connection (serve-inference and its clients) before the actor_system starts.
 void register_inference_types(caf::actor_system_config& config);

@@ -172,7 +172,9 @@ struct ReflectorState {
     auto* listing = std::get_if<Listing>(&step);
     if (!listing || id != listing->id) return;
     if (!reply) return on_list_error(reply.error());
-    listing->items.reserve(listing->items.size() + reply->items.size());
+    // No reserve(size + page) here: an exact reserve reallocates on every page, which is
+    // quadratic in the list (150k pods in pages of 500 moved ~22M pointers, 9 % of the
+    // informer's CPU for that list); push_back grows geometrically.
     for (const auto& object : reply->items) listing->items.push_back(known_or(object));
     if (reply->continue_token.empty()) return finish_list(reply->resource_version);
     listing->paged = true;

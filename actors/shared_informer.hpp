@@ -6,6 +6,7 @@
 // informer-semantics.md §7).
 //
 // Usage
+//   actors::configure_scheduler(cfg);              // actors/scheduler.hpp
 //   caf::actor_system system{cfg};
 //   kinformer::SharedInformerOptions options;
 //   options.source = source;                       // a std::shared_ptr<ListWatch>

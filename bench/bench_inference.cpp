@@ -19,10 +19,10 @@
 //   Every line carries load1, the machine's 1-minute load average at its end.
 //
 // usage: bench_inference [--seconds 10] [--rate 50] [--max-delay-ms 5] [--precision fp32|bf16]
-//                        [--only saturation|latency] [--scheduler inference|caf-default]
+//                        [--only saturation|latency] [--scheduler kinformer|caf-default]
 //                        [--serial-max-batch N]
-// --scheduler caf-default leaves CAF's scheduler polling as it is, for comparison
-// with actors::configure_scheduler_for_inference (the default). --serial-max-batch:
+// --scheduler caf-default leaves CAF's scheduler as it is (2 threads), for comparison
+// with actors::configure_scheduler (the default). --serial-max-batch:
 // InferenceOptions::serial_max_batch (0: every batch on all OpenMP threads).
 // Re-executes itself with OMP_WAIT_POLICY=PASSIVE unless the environment sets it.
 #include <algorithm>
@@ -46,6 +46,7 @@
 
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"
+#include "actors/scheduler.hpp"
 #include "models/informer_weights.hpp"
 #include "models/openmp_env.hpp"
 #include "tests/support/forecast_windows.hpp"
@@ -144,7 +145,7 @@ int main(int argc, char** argv) {
   int max_delay_ms = 5;
   std::string precision = "fp32";
   std::string only;  // "saturation" or "latency": one part alone (profiling)
-  std::string scheduler = "inference";
+  std::string scheduler = "kinformer";
   int64_t serial_max_batch = actors::InferenceOptions{}.serial_max_batch;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
       precision = v;
     else if (k == "--only" && (v == "saturation" || v == "latency"))
       only = v;
-    else if (k == "--scheduler" && (v == "inference" || v == "caf-default"))
+    else if (k == "--scheduler" && (v == "kinformer" || v == "caf-default"))
       scheduler = v;
     else if (k == "--serial-max-batch")
       serial_max_batch = std::atoll(v.c_str());
@@ -177,8 +178,10 @@ int main(int argc, char** argv) {
   Windows windows = windows_vec;
 
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  if (scheduler == "inference") actors::configure_scheduler_for_inference(cfg);
+  if (scheduler == "kinformer")
+    actors::configure_scheduler(cfg);
+  else
+    cfg.set("scheduler.max-threads", 2);
   actors::register_errors(cfg);
   caf::actor_system sys{cfg};
   std::printf(

@@ -66,6 +66,7 @@
 #include "actors/atoms.hpp"
 #include "actors/errors.hpp"
 #include "actors/predicates.hpp"
+#include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "tests/support/fake_source.hpp"
 
@@ -414,7 +415,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
+  kinformer::actors::configure_scheduler(cfg);
   kinformer::actors::register_errors(cfg);
   caf::actor_system system{cfg};
 #ifdef NDEBUG

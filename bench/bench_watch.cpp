@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "actors/errors.hpp"
+#include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "apiserver/server.hpp"
 #include "runtime/http/http_list_watch.hpp"
@@ -330,7 +331,7 @@ struct Pipeline {
   std::vector<std::int64_t> latencies_ns;  // guarded by latency_mu
 
   Pipeline(const ServerChild& server, std::string replay_from, std::int64_t page_size = 0) {
-    cfg.set("scheduler.max-threads", 2);
+    kinformer::actors::configure_scheduler(cfg);
     kinformer::actors::register_errors(cfg);
     system = std::make_unique<caf::actor_system>(cfg);
     kinformer::http::ClientConfig config;

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "actors/errors.hpp"
+#include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "apiserver/resources.hpp"
 #include "apiserver/store.hpp"
@@ -98,7 +99,7 @@ std::string describe(const kinformer::ObjectPtr& o) {
 
 int main() {
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
+  kinformer::actors::configure_scheduler(cfg);
   kinformer::actors::register_errors(cfg);
   caf::actor_system system{cfg};
 

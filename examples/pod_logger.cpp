@@ -26,6 +26,7 @@
 #include <string_view>
 
 #include "actors/errors.hpp"
+#include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "runtime/http/http_list_watch.hpp"
 #include "runtime/http/kubeconfig.hpp"
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
+  kinformer::actors::configure_scheduler(cfg);
   kinformer::actors::register_errors(cfg);
   caf::actor_system system{cfg};
   kinformer::SharedInformerOptions options;

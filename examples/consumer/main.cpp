@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <functional>
 #include <kinformer/actors/errors.hpp>
+#include <kinformer/actors/scheduler.hpp>
 #include <kinformer/actors/shared_informer.hpp>
 #include <kinformer/apiserver/server.hpp>
 #include <kinformer/runtime/http/http_list_watch.hpp>
@@ -41,6 +42,7 @@ bool wait_for(const std::function<bool()>& done) {
 
 int main() {
   caf::actor_system_config cfg;
+  kinformer::actors::configure_scheduler(cfg);
   kinformer::actors::register_errors(cfg);
   caf::actor_system system{cfg};
 

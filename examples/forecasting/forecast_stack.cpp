@@ -8,6 +8,7 @@
 #include <caf/send.hpp>
 
 #include "actors/errors.hpp"
+#include "actors/scheduler.hpp"
 #include "examples/forecasting/series_api.hpp"
 #include "models/ett_dataset.hpp"
 #include "models/informer_config.hpp"
@@ -37,7 +38,7 @@ Result<std::unique_ptr<ForecastStack>> ForecastStack::start(StackOptions options
                                          std::string(metric_series_spec) + "): " + listed.error().message};
 
   stack->config_ = std::make_unique<caf::actor_system_config>();
-  stack->config_->set("scheduler.max-threads", 2);
+  actors::configure_scheduler(*stack->config_);
   actors::register_errors(*stack->config_);
   stack->system_ = std::make_unique<caf::actor_system>(*stack->config_);
   actors::InferenceOptions inference;

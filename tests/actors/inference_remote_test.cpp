@@ -21,6 +21,7 @@
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"
 #include "actors/inference_client.hpp"
+#include "actors/scheduler.hpp"
 #include "models/informer_config.hpp"
 #include "tests/support/forecast_windows.hpp"
 
@@ -86,7 +87,7 @@ struct RemoteFixture {
 
   static caf::actor_system_config& prepare(caf::actor_system_config& c) {
     c.load<caf::io::middleman>();
-    c.set("scheduler.max-threads", 2);
+    actors::configure_scheduler(c);
     actors::register_errors(c);
     actors::register_inference_types(c);
     return c;

@@ -17,6 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/errors.hpp"
+#include "actors/scheduler.hpp"
 #include "models/informer_weights.hpp"
 #include "tests/actors/informer_fixture.hpp"
 #include "tests/support/failing_backend.hpp"
@@ -238,7 +239,7 @@ TEST_CASE_METHOD(InferenceFixture,
 TEST_CASE("concurrent requesters on the real scheduler share batches of the detached worker",
           "[inference][actor]") {
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
+  actors::configure_scheduler(cfg);
   actors::register_errors(cfg);
   caf::actor_system sys{cfg};
   actors::InferenceOptions o;

@@ -17,7 +17,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/errors.hpp"
-#include "runtime/sanitizers.hpp"
+#include "actors/scheduler.hpp"
 #include "tests/support/fake_source.hpp"
 
 namespace kinformer::testing {
@@ -69,13 +69,7 @@ struct LiveFixture {
   std::shared_ptr<FakeSource> source = std::make_shared<FakeSource>();
 
   static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    c.set("scheduler.max-threads", 2);
-#if KINFORMER_UNDER_TSAN
-    // libcaf_core is not instrumented: ThreadSanitizer cannot see the atomics of
-    // the work-stealing queues. The sharing policy hands jobs over under a mutex,
-    // which it does see (scripts/tsan.supp covers the rest).
-    c.set("scheduler.policy", caf::atom("sharing"));
-#endif
+    actors::configure_scheduler(c);  // its sharing policy is also what ThreadSanitizer needs (actors/scheduler.cpp)
     actors::register_errors(c);
     return c;
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "actors/errors.hpp"
+#include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "runtime/http/client.hpp"
 #include "runtime/http/http_list_watch.hpp"
@@ -89,7 +90,7 @@ struct HttpFixture {
   Seen seen;
 
   static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    c.set("scheduler.max-threads", 2);
+    actors::configure_scheduler(c);
     actors::register_errors(c);
     return c;
   }

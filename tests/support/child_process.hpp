@@ -45,6 +45,8 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   bool started() const { return pid_ > 0; }
+  /// Its process id while it runs (for /proc/PID reads); -1 if the fork failed.
+  pid_t pid() const { return pid_; }
   std::string out() const { return slurp(out_file_); }
   std::string err() const { return slurp(err_file_); }
   /// Still running (not yet exited).

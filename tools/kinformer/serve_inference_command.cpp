@@ -14,6 +14,7 @@
 
 #include "actors/errors.hpp"
 #include "actors/inference.hpp"
+#include "actors/scheduler.hpp"
 #include "models/openmp_env.hpp"
 #include "runtime/log.hpp"
 #include "tools/kinformer/command.hpp"
@@ -106,8 +107,7 @@ int run_serve_inference(int argc, char** argv) {
   const sigset_t stop = cli::block_stop_signals();
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
-  cfg.set("scheduler.max-threads", 2);
-  actors::configure_scheduler_for_inference(cfg);
+  actors::configure_scheduler(cfg);
   actors::register_errors(cfg);
   actors::register_inference_types(cfg);
   caf::actor_system system{cfg};

@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/errors.hpp"
+#include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "runtime/http/client.hpp"
 #include "runtime/http/http_list_watch.hpp"
@@ -279,7 +280,7 @@ int run_watch(int argc, char** argv) {
   }
 
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
+  kinformer::actors::configure_scheduler(cfg);
   kinformer::actors::register_errors(cfg);
   caf::actor_system system{cfg};
   kinformer::SharedInformerOptions options;
