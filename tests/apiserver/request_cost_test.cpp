@@ -144,13 +144,15 @@ TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed list
           "[apiserver][issue-33][integration]") {
   TestServer t;
   REQUIRE(t.request("POST", pods, pod_with_containers("smp", 1).dump()).status == 201);
-  for (std::size_t count : {16000u, 50000u}) {
-    auto answer =
-        timed(t, "PATCH", pods + "/smp", containers_patch(count).dump(), "application/strategic-merge-patch+json");
-    INFO(count << " containers merged in " << answer.seconds << " s");
-    REQUIRE(answer.reply.status == 200);
-    CHECK(answer.seconds < 3);
-    CHECK(TestServer::json_of(answer.reply)["spec"]["containers"].size() == count);
+  SECTION("strategic merge of 16k, then 50k containers") {
+    for (std::size_t count : {16000u, 50000u}) {
+      auto answer =
+          timed(t, "PATCH", pods + "/smp", containers_patch(count).dump(), "application/strategic-merge-patch+json");
+      INFO(count << " containers merged in " << answer.seconds << " s");
+      REQUIRE(answer.reply.status == 200);
+      CHECK(answer.seconds < 3);
+      CHECK(TestServer::json_of(answer.reply)["spec"]["containers"].size() == count);
+    }
   }
   SECTION("server-side apply of 10k keyed elements, twice (the second one walks the recorded set)") {
     for (int round = 0; round < 2; ++round) {
@@ -212,14 +214,15 @@ TEST_CASE("issue 33: a JSON Patch path of 64k segments is refused at once", "[ap
   t.create_configmap("paths");
   std::string path = "/data";
   for (int i = 0; i < 64000; ++i) path += "/a";
-  for (const char* field : {"path", "from"}) {
-    json op = {{"op", "move"}, {"from", "/data"}, {"path", "/data"}};
-    op[field] = path;
-    auto answer = timed(t, "PATCH", configmaps + "/paths", json::array({op}).dump(), "application/json-patch+json");
-    INFO(field << " of 64k segments answered after " << answer.seconds << " s");
+  for (const char* op : {"add", "replace"}) {
+    json ops = json::array({{{"op", op}, {"path", path}, {"value", 1}}});
+    auto answer = timed(t, "PATCH", configmaps + "/paths", ops.dump(), "application/json-patch+json");
+    INFO(op << " at a path of 64k segments answered after " << answer.seconds << " s");
     CHECK(answer.reply.status == 422);
     CHECK(answer.seconds < 1);
   }
+  json copy = json::array({{{"op", "copy"}, {"from", path}, {"path", "/x"}}});
+  CHECK(t.request("PATCH", configmaps + "/paths", copy.dump(), "application/json-patch+json").status == 422);
 }
 
 TEST_CASE("issue 33: a request past its CPU budget is 413 and delays a GET by at most that budget",
