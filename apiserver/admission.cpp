@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apiserver/base64.hpp"
+#include "apiserver/builtin_fields.hpp"
 #include "apiserver/crd.hpp"
 #include "apiserver/defaults.hpp"
 #include "apiserver/schema.hpp"
@@ -71,7 +72,8 @@ void prepare_for_create(const ResourceType& type, json& object) {
   object.erase("status");
 }
 
-std::optional<ApiError> admit(const ResourceRegistry& registry, const ResourceType& type, json& object) {
+std::optional<ApiError> admit(const ResourceRegistry& registry, const ResourceType& type, json& object,
+                              WorkBudget& budget) {
   apply_defaults(registry, type, object);  // kube-apiserver defaults before it validates
   if (type.builtin && type.group.empty() && type.plural == "secrets") return admit_secret(type, object);
   if (is_crd_type(type)) {
@@ -84,9 +86,10 @@ std::optional<ApiError> admit(const ResourceRegistry& registry, const ResourceTy
     set_crd_status(object);
     return std::nullopt;
   }
-  if (type.builtin) return std::nullopt;
+  if (type.builtin) return check_builtin_fields(type, object);
   if (auto schema = registry.schema(&type)) {
-    auto causes = schema->validate(object);
+    auto causes = schema->validate(object, budget);
+    if (budget.exhausted()) return budget.error();
     if (!causes.empty()) return ApiError::invalid(type.group, type.kind, name_of(object), std::move(causes));
   }
   return std::nullopt;

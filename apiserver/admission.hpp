@@ -12,7 +12,11 @@
 //     field path data[<key>]). A secret value never appears in an error message.
 //     An absent type defaults to Opaque.
 //   * A custom resource with a schema (ResourceRegistry::schema()) must satisfy it:
-//     422 Invalid with one cause per violation (apiserver/schema.hpp).
+//     422 Invalid with one cause per violation, at most max_invalid_causes of them
+//     (apiserver/schema.hpp); the validation is charged to the request's WorkBudget
+//     (413 once spent).
+//   * Built-in kinds' numeric fields hold what their types and ranges allow
+//     (apiserver/builtin_fields.hpp): 400 or 422.
 //   * prepare_for_create(): a kind with a /status subresource starts without status,
 //     as kube-apiserver's create strategies reset it; pods, services and nodes keep
 //     what the creator sent (kubelet and tests create them with a status).
@@ -28,6 +32,7 @@
 
 #include "apiserver/api_error.hpp"
 #include "apiserver/resources.hpp"
+#include "apiserver/work_budget.hpp"
 
 namespace kinformer::apiserver {
 
@@ -36,6 +41,6 @@ void prepare_for_create(const ResourceType& type, nlohmann::json& object);
 
 /// Normalizes `object` in place and checks it; nullopt when it may be stored.
 std::optional<ApiError> admit(const ResourceRegistry& registry, const ResourceType& type,
-                              nlohmann::json& object);
+                              nlohmann::json& object, WorkBudget& budget);
 
 }  // namespace kinformer::apiserver

@@ -9,6 +9,7 @@
 #include "apiserver/admission.hpp"
 #include "apiserver/body_decoder.hpp"
 #include "apiserver/crd.hpp"
+#include "apiserver/delete_options.hpp"
 #include "apiserver/discovery.hpp"
 #include "apiserver/managed_fields.hpp"
 #include "apiserver/object_limits.hpp"
@@ -20,6 +21,7 @@
 #include "apiserver/scale_subresource.hpp"
 #include "apiserver/served_crd.hpp"
 #include "apiserver/table_printer.hpp"
+#include "apiserver/work_budget.hpp"
 
 namespace kinformer::apiserver {
 
@@ -86,7 +88,10 @@ class RequestHandler {
         store_(store),
         limits_(limits),
         request_(request),
-        query_(std::move(query)) {}
+        query_(std::move(query)),
+        budget_(limits.work) {
+    budget_.allow_bytes(request.body.size());
+  }
 
   ApiReply dispatch(const Target& t) {
     const auto& m = request_.method;
@@ -115,7 +120,8 @@ class RequestHandler {
     if (!dry) return error_response(dry.error());
     return serve_scale(registry_, store_, limits_,
                        {t.type, t.namespace_name, t.name, request_.method, base_content_type(request_.content_type),
-                        request_.body, dry.value()});
+                        request_.body, dry.value()},
+                       budget_);
   }
 
   ApiResult<ObjectFilter> filter_for(const Target& t) const {
@@ -293,7 +299,7 @@ class RequestHandler {
     if (!body) return error_response(body.error());
     if (!body->contains("metadata")) (*body)["metadata"] = json::object();
     prepare_for_create(*t.type, *body);
-    if (auto refused = admit(registry_, *t.type, *body)) return error_response(*refused);
+    if (auto refused = admit(registry_, *t.type, *body, budget_)) return error_response(*refused);
     auto created = store_.create(*t.type, t.namespace_name, std::move(body).value(), dry.value());
     if (!created) return error_response(created.error());
     if (!dry.value()) after_write(*created->object);
@@ -339,7 +345,7 @@ class RequestHandler {
           json result = replacement;
           if (!result.contains("metadata")) result["metadata"] = json::object();
           keep_status_rules(t, *current, result);
-          if (auto refused = admit(registry_, *t.type, result)) return *refused;
+          if (auto refused = admit(registry_, *t.type, result, budget_)) return *refused;
           return result;
         },
         false, dry.value());
@@ -388,16 +394,16 @@ class RequestHandler {
       std::optional<ApiError> failed;
       switch (kind) {
         case Kind::merge:
-          failed = apply_merge_patch(result, patch_document);
+          failed = apply_merge_patch(result, patch_document, budget_);
           break;
         case Kind::strategic:
-          failed = apply_strategic_merge_patch(result, patch_document);
+          failed = apply_strategic_merge_patch(result, patch_document, budget_);
           break;
         case Kind::json_patch:
-          failed = apply_json_patch(result, patch_document, limits_);
+          failed = apply_json_patch(result, patch_document, limits_, budget_);
           break;
         case Kind::apply:
-          failed = apply_configuration(result, patch_document, applier, now_rfc3339());
+          failed = apply_configuration(result, patch_document, applier, now_rfc3339(), budget_);
           break;
       }
       if (failed) return *failed;
@@ -405,7 +411,7 @@ class RequestHandler {
         return ApiError::bad_request("the patch removes the object's metadata");
       if (auto bad = check_object_limits(result, limits_)) return *bad;
       keep_status_rules(t, current, result);
-      if (auto refused = admit(registry_, *t.type, result)) return *refused;
+      if (auto refused = admit(registry_, *t.type, result, budget_)) return *refused;
       return result;
     };
     const bool create_if_absent = kind == Kind::apply && t.subresource.empty();
@@ -415,6 +421,8 @@ class RequestHandler {
       std::optional<json> result;
       std::string read_rv;
       if (stored) {
+        // The patch works on the stored object too: its size buys time once, not per retry.
+        if (attempt == 0) budget_.allow_bytes((*stored)->json.size());
         auto next = patched(json::parse((*stored)->json));
         if (!next) return error_response(next.error());
         result = std::move(next).value();
@@ -432,10 +440,11 @@ class RequestHandler {
             }
             if (current) return *result;
             json fresh = json::object();  // apply to an absent object creates it
-            if (auto failed = apply_configuration(fresh, patch_document, applier, now_rfc3339())) return *failed;
+            if (auto failed = apply_configuration(fresh, patch_document, applier, now_rfc3339(), budget_))
+              return *failed;
             fresh["metadata"]["name"] = t.name;
             prepare_for_create(*t.type, fresh);
-            if (auto refused = admit(registry_, *t.type, fresh)) return *refused;
+            if (auto refused = admit(registry_, *t.type, fresh, budget_)) return *refused;
             return fresh;
           },
           create_if_absent, dry.value());
@@ -458,29 +467,30 @@ class RequestHandler {
     if (!dry) return error_response(dry.error());
     if (is_namespaces(*t.type) && is_protected_namespace(t.name))
       return error_response(namespace_not_deletable(t.name));
-    Store::Preconditions preconditions;
-    bool dry_run = dry.value();
-    if (!request_.body.empty()) {
-      auto options = decode_body(request_.body, BodyFormat::json, limits_);
-      if (!options) return error_response(options.error());
-      if (!options->is_object()) return error_response(ApiError::bad_request("DeleteOptions must be a JSON object"));
-      if (auto pre = options->find("preconditions"); pre != options->end() && pre->is_object()) {
-        preconditions.uid = pre->value("uid", "");
-        preconditions.resource_version = pre->value("resourceVersion", "");
-      }
-      if (auto d = options->find("dryRun"); d != options->end() && d->is_array())
-        dry_run = dry_run || std::find(d->begin(), d->end(), "All") != d->end();
-    }
-    auto removed = store_.remove(*t.type, t.namespace_name, t.name, preconditions, dry_run);
+    auto options = delete_options();
+    if (!options) return error_response(options.error());
+    const bool dry_run = dry.value() || options->dry_run;
+    auto removed = store_.remove(*t.type, t.namespace_name, t.name, options->preconditions, dry_run);
     if (!removed) return error_response(removed.error());
     if (!dry_run) after_delete(**removed);
     if (t.type->delete_returns_object) return ok_json((*removed)->json);
     return ok_json(success_status(**removed));
   }
 
+  // A DELETE's body, read as DeleteOptions (defaults when empty).
+  ApiResult<DeleteOptions> delete_options() const {
+    if (request_.body.empty()) return DeleteOptions{};
+    auto body = decode_body(request_.body, BodyFormat::json, limits_);
+    if (!body) return std::move(body).error();
+    return parse_delete_options(*body);
+  }
+
   HttpResponse delete_collection(const Target& t) {
-    auto dry = dry_run_of(query_);
-    if (!dry) return error_response(dry.error());
+    auto query_dry = dry_run_of(query_);
+    if (!query_dry) return error_response(query_dry.error());
+    auto options = delete_options();
+    if (!options) return error_response(options.error());
+    const bool dry_run = query_dry.value() || options->dry_run;
     auto filter = filter_for(t);
     if (!filter) return error_response(filter.error());
     Store::ListQuery q;
@@ -494,9 +504,9 @@ class RequestHandler {
     bool first = true;
     for (const auto& object : page->items) {
       if (is_namespaces(*t.type) && is_protected_namespace(object->name)) continue;
-      auto removed = store_.remove(*t.type, object->namespace_name, object->name, {}, dry.value());
+      auto removed = store_.remove(*t.type, object->namespace_name, object->name, {}, dry_run);
       if (!removed) continue;  // deleted concurrently
-      if (!dry.value()) after_delete(**removed);
+      if (!dry_run) after_delete(**removed);
       if (!first) body += ',';
       first = false;
       append_list_item(body, **removed);
@@ -510,6 +520,7 @@ class RequestHandler {
   const ObjectLimits& limits_;
   const HttpRequest& request_;
   Query query_;
+  WorkBudget budget_;  // this request's CPU time in the patch engines and validation
 };
 
 }  // namespace

@@ -21,6 +21,12 @@
 //   * Every decoded body and every patched result fits the ObjectLimits (size, depth,
 //     JSON Patch operations); patches are computed outside the store lock and written
 //     only if the object is still at the version read (retried on a race).
+//   * Every request has a WorkBudget (apiserver/work_budget.hpp) of limits.work: CPU
+//     time in proportion to its body and the stored object it patches. The patch
+//     engines and schema validation charge it; once spent the request is 413 and
+//     nothing is written, so one request holds an I/O thread for at most that long.
+//   * A DELETE's body is DeleteOptions (apiserver/delete_options.hpp): wrong types
+//     are 400, unsupported values 422, for one object and for a collection.
 //   * The default, kube-system, kube-public and kube-node-lease namespaces cannot be
 //     deleted (403 Forbidden, as kube-apiserver's NamespaceLifecycle admission).
 //   * Writes: create/update/patch (merge, strategic merge for built-ins, JSON patch,

@@ -58,13 +58,29 @@ ApiError ApiError::conflict(const std::string& group, const std::string& plural,
                   name, group, plural, {}, {}};
 }
 
+std::string cut_text(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  static const std::string_view ellipsis = "...";
+  if (limit < ellipsis.size()) return std::string(ellipsis.substr(0, limit));
+  std::size_t end = limit - ellipsis.size();
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xc0) == 0x80) --end;  // a continuation byte
+  return std::string(text.substr(0, end)) + std::string(ellipsis);
+}
+
 ApiError ApiError::invalid(const std::string& group, const std::string& kind, const std::string& name,
                            std::vector<Cause> causes) {
-  std::string message = kind + " \"" + name + "\" is invalid: ";
+  const bool more = causes.size() > max_invalid_causes;
+  if (more) causes.resize(max_invalid_causes);
+  std::string message = kind + " \"" + cut_text(name, max_cause_field_bytes) + "\" is invalid: ";
   for (std::size_t i = 0; i < causes.size(); ++i) {
+    auto& cause = causes[i];
+    cause.field = cut_text(cause.field, max_cause_field_bytes);
+    cause.message = cut_text(cause.message, max_cause_message_bytes);
     if (i) message += ", ";
-    message += causes[i].field.empty() ? causes[i].message : causes[i].field + ": " + causes[i].message;
+    message += cause.field.empty() ? cause.message : cause.field + ": " + cause.message;
   }
+  if (more)
+    message += ", and more errors (the server lists the first " + std::to_string(max_invalid_causes) + ")";
   return ApiError{422, "Invalid", std::move(message), name, group, kind, std::move(causes), {}};
 }
 

@@ -11,17 +11,32 @@
 //     URL): such bytes are replaced.
 //   * The named constructors produce the messages kube-apiserver uses, so
 //     `kubectl` prints familiar lines ("pods \"x\" not found").
+//   * invalid() is bounded whatever the causes: it keeps at most max_invalid_causes of
+//     them (the message then says that more were found), cuts each cause's field path
+//     to max_cause_field_bytes and its message to max_cause_message_bytes (cut_text()),
+//     and its message joins those cut causes, so a 422 is at most ~130 KB.
 // Threading: plain values. Errors: none; never throws (beyond std::bad_alloc).
 #pragma once
 
 #include <cassert>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
 
 namespace kinformer::apiserver {
+
+/// The bounds of a 422 Invalid answer (issue 33): a request whose every field is wrong
+/// gets the first causes, not one per field.
+constexpr std::size_t max_invalid_causes = 100;
+constexpr std::size_t max_cause_field_bytes = 256;
+constexpr std::size_t max_cause_message_bytes = 1024;
+
+/// `text` when it has at most `limit` bytes; else its first bytes (never a partial
+/// UTF-8 sequence) and "...", at most `limit` bytes in all.
+std::string cut_text(std::string_view text, std::size_t limit);
 
 struct ApiError {
   struct Cause {

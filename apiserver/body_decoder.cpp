@@ -145,6 +145,16 @@ ApiResult<json> decode_body(std::string_view body, BodyFormat format, const Obje
     }
   }
   if (format == BodyFormat::protobuf) return ApiError::internal("protobuf bodies go to decode_protobuf()");
+  // A YAML body that is JSON (kubectl and client-go send apply configurations as JSON) is
+  // read by the JSON parser: the same document, some fifty times faster than yaml-cpp,
+  // whose cost on a 3 MB body would hold an I/O thread for seconds.
+  if (auto first = body.find_first_not_of(" \t\r\n"); first != std::string_view::npos && body[first] == '{') {
+    json document = json::parse(body.begin(), body.end(), nullptr, false);
+    if (!document.is_discarded()) {
+      if (auto bad = check_object_limits(document, limits)) return *bad;
+      return document;
+    }
+  }
   try {
     const std::string text(body);
     DocumentCounter counter;

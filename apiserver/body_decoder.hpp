@@ -4,7 +4,8 @@
 // application/apply-patch+yaml) into a JSON document (kube-api-protocol.md §A6).
 //
 // Contract
-//   * JSON is parsed strictly; YAML must be one document. YAML scalars keep their
+//   * JSON is parsed strictly; YAML must be one document. A YAML body that is a JSON
+//     object is parsed as JSON (the same document, without yaml-cpp's cost). YAML scalars keep their
 //     YAML 1.2 core types (plain true/false/null/numbers; quoted text is a string).
 //   * Malformed input is 400 BadRequest whose message says what and where; so is a
 //     body nesting deeper than limits.max_depth (recursive parsing would exhaust the

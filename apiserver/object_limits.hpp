@@ -29,6 +29,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "apiserver/api_error.hpp"
+#include "apiserver/work_budget.hpp"
 
 namespace kinformer::apiserver {
 
@@ -36,6 +37,7 @@ struct ObjectLimits {
   std::size_t max_bytes = 3 * 1024 * 1024;  // one object, serialized (kube-apiserver's request limit)
   std::size_t max_depth = 256;  // nesting of objects and arrays; recursion stays far from the stack's end
   std::size_t max_patch_operations = 10000;  // JSON Patch operations per request (kube-apiserver's limit)
+  WorkLimits work;  // CPU time of the patch engines and validation per request (apiserver/work_budget.hpp)
 };
 
 std::optional<ApiError> check_object_limits(const nlohmann::json& object, const ObjectLimits& limits);

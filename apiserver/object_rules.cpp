@@ -1,5 +1,7 @@
 #include "apiserver/object_rules.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <mutex>
@@ -91,6 +93,30 @@ std::optional<ApiError> validate_metadata(const ResourceType& type, const json& 
       if (auto problem = label_value_problem(it.value().get_ref<const std::string&>()))
         return invalid("metadata.labels",
                        "Invalid value: \"" + it.value().get<std::string>() + "\": " + *problem);
+    }
+  }
+  if (auto annotations = meta->find("annotations"); annotations != meta->end() && annotations->is_object()) {
+    std::size_t total = 0;
+    for (auto it = annotations->begin(); it != annotations->end(); ++it) {
+      std::string lowered = it.key();
+      std::transform(lowered.begin(), lowered.end(), lowered.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (auto problem = label_key_problem(lowered))
+        return invalid("metadata.annotations", "Invalid value: \"" + cut_text(it.key(), 256) + "\": " + *problem);
+      total += it.key().size() + it.value().get_ref<const std::string&>().size();
+    }
+    if (total > total_annotation_size_limit)
+      return invalid("metadata.annotations",
+                     "Too long: must have at most " + std::to_string(total_annotation_size_limit) + " bytes");
+  }
+  if (auto finalizers = meta->find("finalizers"); finalizers != meta->end() && !finalizers->is_null()) {
+    if (!finalizers->is_array()) return ApiError::bad_request("metadata.finalizers must be a list of strings");
+    for (const auto& finalizer : *finalizers) {
+      if (!finalizer.is_string()) return ApiError::bad_request("metadata.finalizers must be a list of strings");
+      if (auto problem = label_key_problem(finalizer.get_ref<const std::string&>()))
+        return invalid("metadata.finalizers",
+                       "Invalid value: \"" + cut_text(finalizer.get_ref<const std::string&>(), 256) + "\": " +
+                           *problem);
     }
   }
   if (auto listed = meta->find("managedFields"); listed != meta->end())

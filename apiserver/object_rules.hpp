@@ -5,7 +5,12 @@
 // sets on create and keeps on update (kube-api-protocol.md §A3).
 //
 // Contract
-//   * prepare_create(): validates metadata (labels by Kubernetes' rules), sets the
+//   * validate_metadata(): labels and annotations are maps of strings; label keys and
+//     values, annotation keys (lower-cased) and finalizers follow Kubernetes' qualified
+//     name rules; annotations hold at most total_annotation_size_limit bytes of keys and
+//     values (422 "Too long"); finalizers are a list of strings (else 400, as
+//     kube-apiserver's decoder); managedFields entries are well-formed.
+//   * prepare_create(): validates metadata (validate_metadata()), sets the
 //     namespace (or removes it for a cluster-scoped kind), picks a name for
 //     generateName (retrying against `taken`), checks the name (422), asks `taken`
 //     for AlreadyExists (409), then sets kind, apiVersion, uid, creationTimestamp,
@@ -42,6 +47,9 @@ namespace kinformer::apiserver {
 
 /// The server's clock as a metadata timestamp (RFC 3339, UTC, seconds).
 std::string now_rfc3339();
+
+/// kube-apiserver's TotalAnnotationSizeLimitB: keys and values of an object's annotations together.
+constexpr std::size_t total_annotation_size_limit = 256 * 1024;
 
 /// Metadata that is not a map of strings, or labels Kubernetes refuses: the 400/422 error.
 std::optional<ApiError> validate_metadata(const ResourceType& type, const nlohmann::json& object);

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "apiserver/json_hash.hpp"
 
 namespace kinformer::apiserver {
 
@@ -28,7 +32,35 @@ const char* merge_key_for(const std::string& field, const json& element) {
   return nullptr;
 }
 
-std::optional<ApiError> strategic_merge(json& target, const json& patch);
+std::optional<ApiError> strategic_merge(json& target, const json& patch, WorkBudget& budget);
+
+bool is_directive_key(const std::string& key) {
+  static const std::string set_order = "$setElementOrder/", delete_from = "$deleteFromPrimitiveList/";
+  return key == "$patch" || key == "$retainKeys" || key.compare(0, set_order.size(), set_order) == 0 ||
+         key.compare(0, delete_from.size(), delete_from) == 0;
+}
+
+// `value` without the strategic merge directives anywhere in it: they steer a merge and
+// are never fields (kube-apiserver's decoding drops them, with every other unknown field).
+void strip_directives(json& value, WorkBudget& budget) {
+  std::vector<json*> pending{&value};
+  while (!pending.empty() && budget.charge()) {
+    json* at = pending.back();
+    pending.pop_back();
+    if (at->is_object()) {
+      for (auto it = at->begin(); it != at->end();) {
+        if (is_directive_key(it.key())) {
+          it = at->erase(it);
+        } else {
+          pending.push_back(&it.value());
+          ++it;
+        }
+      }
+    } else if (at->is_array()) {
+      for (auto& element : *at) pending.push_back(&element);
+    }
+  }
+}
 
 // A `$patch` directive of a map or list element: "" when absent; only strings are directives.
 bool directive_is(const json& element, const char* directive) {
@@ -41,11 +73,66 @@ std::optional<ApiError> non_string_directive(const json& element) {
   if (!element.is_object()) return std::nullopt;
   auto it = element.find("$patch");
   if (it == element.end() || it->is_string()) return std::nullopt;
-  return ApiError::bad_request("strategic merge patch: the $patch directive must be a string, not " +
-                               it->dump());
+  return ApiError::bad_request(std::string("strategic merge patch: the $patch directive must be a string, not ") +
+                               it->type_name());
 }
 
-std::optional<ApiError> merge_list(json& target, const std::string& field, const json& patch) {
+// `list` without the elements marked in `doomed` (one pass, instead of an erase each).
+void erase_marked(json& list, const std::vector<bool>& doomed) {
+  json kept = json::array();
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (!doomed[i]) kept.push_back(std::move(list[i]));
+  list = std::move(kept);
+}
+
+// Every element of `list` equal to one of `values` goes, in one pass over each.
+void erase_values(json& list, const json& values, WorkBudget& budget) {
+  std::unordered_set<json, JsonHash> doomed(values.begin(), values.end());
+  if (!budget.charge(values.size() + list.size())) return;
+  list.erase(std::remove_if(list.begin(), list.end(), [&](const json& v) { return doomed.count(v) > 0; }),
+             list.end());
+}
+
+// Elements merged by `key`: each patch element finds its target element through a hash
+// index of the target's keys, so a merge costs O(target + patch), not their product.
+std::optional<ApiError> merge_by_key(json& target, const std::string& field, const char* key, const json& patch,
+                                     WorkBudget& budget) {
+  std::unordered_map<json, std::size_t, JsonHash> at;  // merge key -> index in target; the first element with it
+  for (std::size_t i = 0; i < target.size(); ++i)
+    if (target[i].is_object())
+      if (auto id = target[i].find(key); id != target[i].end()) at.emplace(*id, i);
+  std::vector<bool> doomed(target.size(), false);
+  bool any_doomed = false;
+  if (!budget.charge(target.size())) return budget.error();
+  for (const auto& element : patch) {
+    if (!budget.charge()) return budget.error();
+    if (!element.is_object() || !element.contains(key))
+      return ApiError::bad_request("strategic merge patch: an element of " + field + " lacks its merge key \"" +
+                                   key + "\"");
+    const auto& id = element[key];
+    auto match = at.find(id);
+    if (directive_is(element, "delete")) {
+      if (match != at.end()) {
+        doomed[match->second] = any_doomed = true;
+        at.erase(match);
+      }
+      continue;
+    }
+    if (match == at.end()) {
+      json fresh = json::object();
+      if (auto error = strategic_merge(fresh, element, budget)) return error;
+      target.push_back(std::move(fresh));
+      doomed.push_back(false);
+      at.emplace(id, target.size() - 1);
+    } else if (auto error = strategic_merge(target[match->second], element, budget)) {
+      return error;
+    }
+  }
+  if (any_doomed) erase_marked(target, doomed);
+  return std::nullopt;
+}
+
+std::optional<ApiError> merge_list(json& target, const std::string& field, const json& patch, WorkBudget& budget) {
   if (!target.is_array()) target = json::array();
   bool replace = false;
   for (const auto& element : patch) {
@@ -56,83 +143,69 @@ std::optional<ApiError> merge_list(json& target, const std::string& field, const
     json out = json::array();
     for (const auto& element : patch)
       if (!(element.is_object() && element.contains("$patch"))) out.push_back(element);
+    strip_directives(out, budget);
     target = std::move(out);
     return std::nullopt;
   }
   const auto rule = list_merge_rule(field, patch.empty() ? json() : patch.front());
   if (rule.kind == ListMergeRule::Kind::set_of_values) {
+    std::unordered_set<json, JsonHash> present(target.begin(), target.end());
+    if (!budget.charge(target.size() + patch.size())) return budget.error();
     for (const auto& value : patch)
-      if (std::find(target.begin(), target.end(), value) == target.end()) target.push_back(value);
+      if (present.insert(value).second) target.push_back(value);
     return std::nullopt;
   }
   if (rule.kind == ListMergeRule::Kind::replace) {
     target = patch;
+    strip_directives(target, budget);
     return std::nullopt;
   }
-  const char* key = rule.key;
-  for (const auto& element : patch) {
-    if (!element.is_object() || !element.contains(key))
-      return ApiError::bad_request("strategic merge patch: an element of " + field + " lacks its merge key \"" +
-                                   key + "\"");
-    const auto& id = element[key];
-    auto match = std::find_if(target.begin(), target.end(),
-                              [&](const json& t) { return t.is_object() && t.contains(key) && t[key] == id; });
-    if (directive_is(element, "delete")) {
-      if (match != target.end()) target.erase(match);
-      continue;
-    }
-    if (match == target.end()) {
-      json fresh = json::object();
-      if (auto error = strategic_merge(fresh, element)) return error;
-      target.push_back(std::move(fresh));
-    } else if (auto error = strategic_merge(*match, element)) {
-      return error;
-    }
-  }
-  return std::nullopt;
+  return merge_by_key(target, field, rule.key, patch, budget);
 }
 
-std::optional<ApiError> strategic_merge(json& target, const json& patch) {
+std::optional<ApiError> strategic_merge(json& target, const json& patch, WorkBudget& budget) {
+  if (!budget.charge()) return budget.error();
   if (!patch.is_object()) {
     target = patch;
+    strip_directives(target, budget);
     return std::nullopt;
   }
   if (auto directive = patch.find("$patch"); directive != patch.end()) {
     if (*directive == "replace") {
       target = patch;
-      target.erase("$patch");
+      strip_directives(target, budget);
       return std::nullopt;
     }
     if (*directive == "delete") {
       target = json::object();
       return std::nullopt;
     }
-    return ApiError::bad_request("strategic merge patch: unknown $patch directive " + directive->dump());
+    return ApiError::bad_request("strategic merge patch: unknown $patch directive " +
+                                 cut_text(directive->dump(), 64));
   }
   if (!target.is_object()) target = json::object();
   for (auto it = patch.begin(); it != patch.end(); ++it) {
     const auto& field = it.key();
     const auto& value = it.value();
-    static const std::string set_order = "$setElementOrder/", delete_from = "$deleteFromPrimitiveList/";
-    if (field == "$retainKeys" || field.compare(0, set_order.size(), set_order) == 0) continue;
+    static const std::string delete_from = "$deleteFromPrimitiveList/";
     if (field.compare(0, delete_from.size(), delete_from) == 0) {
       auto list = target.find(field.substr(delete_from.size()));
-      if (list != target.end() && list->is_array() && value.is_array())
-        for (const auto& doomed : value) list->erase(std::remove(list->begin(), list->end(), doomed), list->end());
+      if (list != target.end() && list->is_array() && value.is_array()) erase_values(*list, value, budget);
       continue;
     }
+    if (is_directive_key(field)) continue;
     if (value.is_null()) {
       target.erase(field);
     } else if (value.is_object()) {
-      if (auto error = strategic_merge(target[field], value)) return error;
+      if (auto error = strategic_merge(target[field], value, budget)) return error;
       if (directive_is(value, "delete")) target.erase(field);
     } else if (value.is_array()) {
-      if (auto error = merge_list(target[field], field, value)) return error;
+      if (auto error = merge_list(target[field], field, value, budget)) return error;
     } else {
       target[field] = value;
     }
   }
-  return std::nullopt;
+  return budget.exhausted() ? std::optional<ApiError>(budget.error()) : std::nullopt;
 }
 
 }  // namespace
@@ -144,24 +217,27 @@ ListMergeRule list_merge_rule(const std::string& field, const json& first_elemen
   return {};
 }
 
-std::optional<ApiError> apply_merge_patch(json& target, const json& patch) {
+std::optional<ApiError> apply_merge_patch(json& target, const json& patch, WorkBudget& budget) {
   if (!patch.is_object()) return ApiError::bad_request("a merge patch must be a JSON object");
-  target.merge_patch(patch);
+  json fields = patch;
+  strip_directives(fields, budget);
+  if (budget.exhausted()) return budget.error();
+  target.merge_patch(fields);
   return std::nullopt;
 }
 
-std::optional<ApiError> apply_strategic_merge_patch(json& target, const json& patch) {
+std::optional<ApiError> apply_strategic_merge_patch(json& target, const json& patch, WorkBudget& budget) {
   if (!patch.is_object()) return ApiError::bad_request("a strategic merge patch must be a JSON object");
-  return strategic_merge(target, patch);
+  return strategic_merge(target, patch, budget);
 }
 
 namespace {
 
 // The nesting depth of `value` (a scalar is 1), counted without recursion; stops above `cap`.
-std::size_t bounded_depth(const json& value, std::size_t cap) {
+std::size_t bounded_depth(const json& value, std::size_t cap, WorkBudget& budget) {
   std::size_t deepest = 0;
   std::vector<std::pair<const json*, std::size_t>> stack{{&value, 1}};
-  while (!stack.empty() && deepest <= cap) {
+  while (!stack.empty() && deepest <= cap && budget.charge()) {
     auto [at, depth] = stack.back();
     stack.pop_back();
     deepest = std::max(deepest, depth);
@@ -175,19 +251,28 @@ ApiError patch_invalid(const std::string& why) {
   return ApiError{422, "Invalid", "the JSON patch does not apply: " + why, {}, {}, {}, {}, {}};
 }
 
+// The number of reference tokens of a JSON pointer's text ("" is the root: 0). Counted
+// on the text, before a json_pointer is built, so that a path of 64k segments costs a
+// scan and a refusal, not the quadratic walks of its parents.
+std::size_t segments_of(const std::string& pointer) {
+  return static_cast<std::size_t>(std::count(pointer.begin(), pointer.end(), '/'));
+}
+
 // RFC 6902 applied in place, one operation at a time, so that every operation is
 // checked before it runs: the document never nests deeper than limits.max_depth
 // (copying or comparing it recurses) and never grows past limits.max_bytes (repeated
-// `copy` doubles it).
+// `copy` doubles it). Every step is charged to the request's budget.
 class JsonPatcher {
  public:
-  JsonPatcher(json& document, const ObjectLimits& limits)
-      : document_(document), limits_(limits), size_(bounded_size(document, limits.max_bytes)) {}
+  JsonPatcher(json& document, const ObjectLimits& limits, WorkBudget& budget)
+      : document_(document), limits_(limits), budget_(budget), size_(bounded_size(document, limits.max_bytes)) {}
 
   std::optional<ApiError> apply(const json& op) {
     const auto& name = op["op"].get_ref<const std::string&>();
     auto path = pointer(op, "path");
     if (!path) return path.error();
+    const std::size_t path_depth = segments_of(op["path"].get_ref<const std::string&>());
+    if (!budget_.charge(1 + path_depth)) return budget_.error();
     if (name == "add" || name == "replace" || name == "test") {
       auto value = op.find("value");
       if (value == op.end())
@@ -197,7 +282,7 @@ class JsonPatcher {
           return patch_invalid("test failed at " + path->to_string());
         return std::nullopt;
       }
-      if (auto bad = admit(*path, *value, bounded_size(*value, limits_.max_bytes))) return bad;
+      if (auto bad = admit(path_depth, *value, bounded_size(*value, limits_.max_bytes))) return bad;
       if (name == "replace" && !document_.contains(*path))
         return patch_invalid("replace: nothing at " + path->to_string());
       if (name == "add") return add(*path, *value);
@@ -211,17 +296,22 @@ class JsonPatcher {
       if (!document_.contains(*from)) return patch_invalid(name + ": nothing at " + from->to_string());
       if (name == "copy") {
         const json& source = document_.at(*from);
-        if (auto bad = admit(*path, source, bounded_size(source, limits_.max_bytes))) return bad;
+        const auto growth = bounded_size(source, limits_.max_bytes);
+        if (!budget_.charge(growth)) return budget_.error();
+        if (auto bad = admit(path_depth, source, growth)) return bad;
         json copied = source;
-        return add(*path, copied);
+        return add(*path, std::move(copied));
       }
-      const auto from_text = from->to_string(), path_text = path->to_string();
+      const auto& from_text = op["from"].get_ref<const std::string&>();
+      const auto& path_text = op["path"].get_ref<const std::string&>();
       if (path_text.compare(0, from_text.size() + 1, from_text + "/") == 0)
         return patch_invalid("move: " + path_text + " is inside " + from_text);
       auto [moved, error] = remove(*from);
       if (error) return error;
-      if (auto bad = admit(*path, moved, 0)) return bad;
-      return add(*path, moved);
+      // The value nested within the budget where it was; only a deeper place can break it.
+      if (path_depth > segments_of(from_text))
+        if (auto bad = admit(path_depth, moved, 0)) return bad;
+      return add(*path, std::move(moved));
     }
     return ApiError::bad_request("unknown JSON patch operation \"" + name + "\"");
   }
@@ -239,12 +329,12 @@ class JsonPatcher {
     }
   }
 
-  // The value may go to `path`: the result stays within the depth and size budgets.
-  std::optional<ApiError> admit(const json::json_pointer& path, const json& value, std::size_t growth) {
-    std::size_t path_depth = 0;
-    for (auto p = path; !p.empty(); p = p.parent_pointer()) ++path_depth;
-    if (path_depth + bounded_depth(value, limits_.max_depth) > limits_.max_depth)
+  // A value may go `path_depth` levels down: the result stays within the depth and size budgets.
+  std::optional<ApiError> admit(std::size_t path_depth, const json& value, std::size_t growth) {
+    if (path_depth >= limits_.max_depth ||
+        path_depth + bounded_depth(value, limits_.max_depth - path_depth, budget_) > limits_.max_depth)
       return object_too_deep(limits_.max_depth);
+    if (budget_.exhausted()) return budget_.error();
     size_ += growth;
     if (size_ > limits_.max_bytes) return object_too_large(limits_.max_bytes);
     return std::nullopt;
@@ -272,6 +362,8 @@ class JsonPatcher {
     auto index = array_index(last);
     if (!index || *index > parent.size())
       return patch_invalid("add: index out of range at " + path.to_string());
+    // an insertion moves every element after it
+    if (!budget_.charge(parent.size() - *index)) return budget_.error();
     parent.insert(parent.begin() + static_cast<std::ptrdiff_t>(*index), std::move(value));
     return std::nullopt;
   }
@@ -290,6 +382,7 @@ class JsonPatcher {
       auto index = array_index(last);
       if (!index || *index >= parent.size())
         return {json(), patch_invalid("remove: index out of range at " + path.to_string())};
+      if (!budget_.charge(parent.size() - *index)) return {json(), budget_.error()};
       removed = std::move(parent[*index]);
       parent.erase(parent.begin() + static_cast<std::ptrdiff_t>(*index));
     }
@@ -305,12 +398,14 @@ class JsonPatcher {
 
   json& document_;
   const ObjectLimits& limits_;
+  WorkBudget& budget_;
   std::size_t size_;  // an upper bound of the document's serialized size
 };
 
 }  // namespace
 
-std::optional<ApiError> apply_json_patch(json& target, const json& operations, const ObjectLimits& limits) {
+std::optional<ApiError> apply_json_patch(json& target, const json& operations, const ObjectLimits& limits,
+                                         WorkBudget& budget) {
   if (!operations.is_array()) return ApiError::bad_request("a JSON patch must be an array of operations");
   if (operations.size() > limits.max_patch_operations)
     return ApiError{422,
@@ -323,11 +418,18 @@ std::optional<ApiError> apply_json_patch(json& target, const json& operations, c
                     {},
                     {},
                     {}};
-  for (const auto& op : operations)
+  for (const auto& op : operations) {
     if (!op.is_object() || !op.contains("op") || !op["op"].is_string() || !op.contains("path") ||
         !op["path"].is_string())
-      return ApiError::bad_request("a JSON patch operation needs string fields \"op\" and \"path\": " + op.dump());
-  JsonPatcher patcher(target, limits);
+      return ApiError::bad_request("a JSON patch operation needs string fields \"op\" and \"path\"");
+    // No place in an object within the depth budget has a longer path.
+    for (const char* field : {"path", "from"})
+      if (auto it = op.find(field); it != op.end() && it->is_string() &&
+                                    segments_of(it->get_ref<const std::string&>()) > limits.max_depth)
+        return patch_invalid(std::string("the ") + field + " has more segments than objects nest (" +
+                             std::to_string(limits.max_depth) + ")");
+  }
+  JsonPatcher patcher(target, limits, budget);
   try {
     for (const auto& op : operations)
       if (auto failed = patcher.apply(op)) return failed;

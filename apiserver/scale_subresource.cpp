@@ -114,16 +114,16 @@ ApiResult<Wanted> wanted_of(const json& scale, const std::string& name) {
 }
 
 std::optional<ApiError> apply_scale_patch(const std::string& content_type, json& scale, const json& patch,
-                                          const ObjectLimits& limits) {
-  if (content_type == "application/merge-patch+json") return apply_merge_patch(scale, patch);
-  if (content_type == "application/strategic-merge-patch+json") return apply_strategic_merge_patch(scale, patch);
-  return apply_json_patch(scale, patch, limits);
+                                          const ObjectLimits& limits, WorkBudget& budget) {
+  if (content_type == "application/merge-patch+json") return apply_merge_patch(scale, patch, budget);
+  if (content_type == "application/strategic-merge-patch+json") return apply_strategic_merge_patch(scale, patch, budget);
+  return apply_json_patch(scale, patch, limits, budget);
 }
 
 }  // namespace
 
 HttpResponse serve_scale(const ResourceRegistry& registry, Storage& storage, const ObjectLimits& limits,
-                         const ScaleRequest& request) {
+                         const ScaleRequest& request, WorkBudget& budget) {
   const ResourceType& type = *request.type;
   auto paths = scale_paths(registry, storage, type);
   if (!paths) return error_response(paths.error());
@@ -164,7 +164,7 @@ HttpResponse serve_scale(const ResourceRegistry& registry, Storage& storage, con
           wanted = *put;
         } else {
           json scale = scale_of(type, *paths, *current);
-          if (auto failed = apply_scale_patch(ct, scale, *body, limits)) return *failed;
+          if (auto failed = apply_scale_patch(ct, scale, *body, limits, budget)) return *failed;
           auto patched = wanted_of(scale, request.name);
           if (!patched) return patched.error();
           wanted = patched.value();
@@ -175,7 +175,7 @@ HttpResponse serve_scale(const ResourceRegistry& registry, Storage& storage, con
         if (auto set = paths->spec_replicas.set(result, wanted.replicas); !set)
           return ApiError::invalid(type.group, type.kind, request.name,
                                    {{"FieldValueInvalid", "Invalid value: " + set.error().message, paths->spec_replicas.text()}});
-        if (auto refused = admit(registry, type, result)) return *refused;
+        if (auto refused = admit(registry, type, result, budget)) return *refused;
         return result;
       },
       false, request.dry_run);

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "apiserver/api.hpp"
+#include "apiserver/work_budget.hpp"
 
 namespace kinformer::apiserver {
 
@@ -43,8 +44,9 @@ struct ScaleRequest {
   bool dry_run = false;
 };
 
-/// Serves one request to <resource>/<name>/scale (see the contract).
+/// Serves one request to <resource>/<name>/scale (see the contract); its patching and
+/// admission draw on the request's work budget like any other write.
 HttpResponse serve_scale(const ResourceRegistry& registry, Storage& storage, const ObjectLimits& limits,
-                         const ScaleRequest& request);
+                         const ScaleRequest& request, WorkBudget& budget);
 
 }  // namespace kinformer::apiserver

@@ -12,19 +12,26 @@
 //     properties, enum, properties, items and additionalProperties schemas. At the
 //     root, apiVersion, kind and metadata are the server's and are not checked.
 //   * Each violation is one cause with its field path as kube-apiserver writes it
-//     ("spec.replicas", "spec.ports[0].name"): FieldValueRequired or FieldValueInvalid
-//     (wrong type, "Unsupported value" for enum).
+//     ("spec.replicas", "spec.ports[0].name"): FieldValueRequired, FieldValueInvalid
+//     (wrong type) or FieldValueNotSupported (enum).
+//   * Bounded (issue 33): the walk stops after max_invalid_causes + 1 causes or when
+//     the request's WorkBudget is spent (the caller checks budget.exhausted()); a path
+//     is rendered only for a cause and cut to max_cause_field_bytes, a string value to
+//     256 bytes, an enum's list of allowed values to half a cause. An enum value is
+//     looked up in a hash set built by parse().
 //   * Unknown fields are kept (no structural pruning).
 // Threading: immutable after parse(); any thread may validate().
 // Errors: parse() names the first bad keyword and its path; never throws.
 #pragma once
 
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "apiserver/api_error.hpp"
+#include "apiserver/work_budget.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver {
@@ -33,15 +40,20 @@ class OpenApiSchema {
  public:
   [[nodiscard]] static Result<std::shared_ptr<const OpenApiSchema>> parse(const nlohmann::json& schema);
 
-  /// Every violation of the schema by `object`, in document order; empty when valid.
-  std::vector<ApiError::Cause> validate(const nlohmann::json& object) const;
+  /// The violations of the schema by `object`, in document order (at most
+  /// max_invalid_causes + 1); empty when valid.
+  std::vector<ApiError::Cause> validate(const nlohmann::json& object, WorkBudget& budget) const;
 
   /// The schema as given.
   const nlohmann::json& document() const { return *schema_; }
 
+  struct Enums;  // every schema node's enum as a hash set (schema.cpp)
+
  private:
-  explicit OpenApiSchema(std::shared_ptr<const nlohmann::json> schema) : schema_(std::move(schema)) {}
+  OpenApiSchema(std::shared_ptr<const nlohmann::json> schema, std::shared_ptr<const Enums> enums)
+      : schema_(std::move(schema)), enums_(std::move(enums)) {}
   std::shared_ptr<const nlohmann::json> schema_;
+  std::shared_ptr<const Enums> enums_;  // built once by parse()
 };
 
 }  // namespace kinformer::apiserver

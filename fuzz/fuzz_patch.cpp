@@ -14,21 +14,11 @@
 #include "apiserver/body_decoder.hpp"
 #include "apiserver/managed_fields.hpp"
 #include "apiserver/patch.hpp"
-
-namespace {
+#include "fuzz/fuzz_input.hpp"
 
 using kinformer::apiserver::BodyFormat;
+using kinformer::fuzz::next_part;
 using nlohmann::json;
-
-// The next NUL-separated part of `rest` (all of it when there is no NUL).
-std::string_view next_part(std::string_view& rest) {
-  auto nul = rest.find('\0');
-  auto part = rest.substr(0, nul);
-  rest = nul == std::string_view::npos ? std::string_view() : rest.substr(nul + 1);
-  return part;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1 || size > 16384) return 0;
@@ -41,19 +31,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!target || !patch) return 0;
   json result = target.value();
   std::optional<kinformer::apiserver::ApiError> failed;
+  kinformer::apiserver::WorkBudget budget(kinformer::apiserver::WorkLimits{});
   switch (kind) {
     case 0:
-      failed = kinformer::apiserver::apply_json_patch(result, patch.value());
+      failed = kinformer::apiserver::apply_json_patch(result, patch.value(), {}, budget);
       break;
     case 1:
-      failed = kinformer::apiserver::apply_merge_patch(result, patch.value());
+      failed = kinformer::apiserver::apply_merge_patch(result, patch.value(), budget);
       break;
     case 2:
-      failed = kinformer::apiserver::apply_strategic_merge_patch(result, patch.value());
+      failed = kinformer::apiserver::apply_strategic_merge_patch(result, patch.value(), budget);
       break;
     default: {
       const kinformer::apiserver::Applier applier{"fuzz", "v1", "", data[0] % 8 < 4, data[0] % 16 < 8};
-      failed = kinformer::apiserver::apply_configuration(result, patch.value(), applier, "2026-01-01T00:00:00Z");
+      failed = kinformer::apiserver::apply_configuration(result, patch.value(), applier, "2026-01-01T00:00:00Z",
+                                                            budget);
       break;
     }
   }

@@ -38,6 +38,7 @@ TEST_CASE("kinformer apiserver --help explains every option and bad options are 
   for (const char* option : {"--port", "--bind", "--token-file", "--tls-cert", "--tls-key", "--data-file",
                              "--watch-history", "--resource", "--repair", "--wal-max-bytes", "--client-ca",
                              "--max-body-bytes", "--max-object-bytes", "--max-depth", "--max-patch-ops",
+                             "--request-cpu-ms", "--request-cpu-ns-per-byte",
                              "--max-connections", "--idle-timeout", "--header-timeout", "--read-timeout",
                              "--write-timeout", "--watch-history-bytes", "--max-connections-per-client",
                              "--max-full-state-watches", "--max-full-state-watches-per-client"})

@@ -404,8 +404,9 @@ TEST_CASE("the schema validator reports types, required fields and nested paths"
       "required":["a"],"properties":{"a":{"type":"integer"},"m":{"type":"object","additionalProperties":{"type":"string"}},
       "n":{"type":"number"},"i":{"x-kubernetes-int-or-string":true}}}}})"));
   REQUIRE(schema);
-  CHECK((*schema)->validate(json::parse(R"({"spec":{"a":1,"n":2,"i":"50%"}})")).empty());
-  auto causes = (*schema)->validate(json::parse(R"({"spec":{"m":{"k":1},"i":true}})"));
+  auto unbounded = kinformer::apiserver::WorkBudget::unbounded();
+  CHECK((*schema)->validate(json::parse(R"({"spec":{"a":1,"n":2,"i":"50%"}})"), unbounded).empty());
+  auto causes = (*schema)->validate(json::parse(R"({"spec":{"m":{"k":1},"i":true}})"), unbounded);
   REQUIRE(causes.size() == 3);
   CHECK(causes[0].field == "spec.a");
   CHECK(causes[1].field == "spec.i");

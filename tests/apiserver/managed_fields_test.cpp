@@ -23,7 +23,8 @@ json pod_config(json containers) {
 
 // The object after `config` is applied by `applier` to `object` (which must succeed).
 json applied(json object, const json& config, const Applier& applier = builtin) {
-  auto failed = kinformer::apiserver::apply_configuration(object, config, applier, "2026-12-01T00:00:00Z");
+  auto unbounded = kinformer::apiserver::WorkBudget::unbounded();
+  auto failed = kinformer::apiserver::apply_configuration(object, config, applier, "2026-12-01T00:00:00Z", unbounded);
   INFO("the apply failed: " << (failed ? failed->message : ""));
   REQUIRE_FALSE(failed);
   return object;
@@ -101,7 +102,8 @@ TEST_CASE("a second apply of the same manager removes what it no longer applies,
   SECTION("the same apply again changes nothing, not even the entry's time") {
     json once = applied(json::object(), trimmed);
     auto twice = once;
-    auto failed = kinformer::apiserver::apply_configuration(twice, trimmed, builtin, "2027-01-01T00:00:00Z");
+    auto unbounded = kinformer::apiserver::WorkBudget::unbounded();
+    auto failed = kinformer::apiserver::apply_configuration(twice, trimmed, builtin, "2027-01-01T00:00:00Z", unbounded);
     REQUIRE_FALSE(failed);
     CHECK(twice == once);
   }

@@ -71,6 +71,9 @@ constexpr const char* usage =
     "                         may not exceed this serialized size: 413 (default 3145728)\n"
     "  --max-depth N          nesting limit of bodies and objects: 400/422 (default 256, at most 1000)\n"
     "  --max-patch-ops N      JSON Patch operations per request: 422 beyond (default 10000)\n"
+    "  --request-cpu-ms N     CPU time any request may spend patching and validating: 413 beyond\n"
+    "                         (default 100), plus --request-cpu-ns-per-byte per byte of its body\n"
+    "                         and of the object it patches (default 1000)\n"
     "  --max-connections N    open connections; beyond it the one waiting longest for its request\n"
     "                         (idle, or with part of it sent) is closed, else the newcomer is\n"
     "                         (default 4096, and never more than the open-file limit minus 64)\n"
@@ -153,6 +156,10 @@ int run_apiserver(int argc, char** argv) {
       options.limits.max_depth = static_cast<std::size_t>(n);
     } else if (arg == "--max-patch-ops" && value(v) && parse_number(v, 1000000, n) && n > 0) {
       options.limits.max_patch_operations = static_cast<std::size_t>(n);
+    } else if (arg == "--request-cpu-ms" && value(v) && parse_number(v, 3600000, n) && n > 0) {
+      options.limits.work.base = std::chrono::milliseconds(n);
+    } else if (arg == "--request-cpu-ns-per-byte" && value(v) && parse_number(v, 1000000, n)) {
+      options.limits.work.per_byte = std::chrono::nanoseconds(n);
     } else if (arg == "--max-connections" && value(v) && parse_number(v, 1000000, n) && n > 0) {
       options.max_connections = static_cast<std::size_t>(n);
     } else if (arg == "--max-connections-per-client" && value(v) && parse_number(v, 1000000, n) && n > 0) {
