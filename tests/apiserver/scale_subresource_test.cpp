@@ -58,7 +58,7 @@ TEST_CASE("GET /scale of a deployment is its Scale", "[apiserver][scale_subresou
   CHECK(t.request("DELETE", scale_url).status == 405);
 }
 
-TEST_CASE("PUT /scale sets spec.replicas; a stale resourceVersion is 409", "[apiserver][scale_subresource][any-storage][integration]") {
+TEST_CASE("PUT /scale sets spec.replicas and a stale resourceVersion is 409", "[apiserver][scale_subresource][any-storage][integration]") {
   TestServer t;
   auto created = TestServer::json_of(t.request("POST", deployments, deployment(1).dump()));
   auto rv = created["metadata"]["resourceVersion"].get<std::string>();

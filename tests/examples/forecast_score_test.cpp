@@ -67,7 +67,7 @@ TEST_CASE("a forecast is scored on the points that arrived, beside the naive for
   CHECK_FALSE(fc::score_forecast(s));
 }
 
-TEST_CASE("the score goes into status and is read back; a forecast without one removes the old",
+TEST_CASE("the score goes into status and is read back, and a forecast without one removes the old",
           "[forecast_score][metric_series][unit]") {
   fc::SeriesForecast f;
   f.model = "etth1_s_24";
