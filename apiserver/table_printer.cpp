@@ -113,7 +113,7 @@ ApiResult<std::optional<TableRequest>> table_request(std::string_view accept, st
 }
 
 TablePrinter::TablePrinter(const ResourceType& type, const json* crd_version, TableRequest request)
-    : type_(&type), request_(std::move(request)), builtin_(builtin_printer(type)) {
+    : request_(std::move(request)), builtin_(builtin_printer(type)) {
   if (builtin_) {
     columns_ = builtin_->columns;
     return;

@@ -86,7 +86,6 @@ class TablePrinter {
   nlohmann::json row(const nlohmann::json& object, TableClock::time_point now) const;
   nlohmann::json table(nlohmann::json rows, nlohmann::json metadata, bool with_columns) const;
 
-  const ResourceType* type_;
   TableRequest request_;
   const BuiltinPrinter* builtin_ = nullptr;
   bool custom_ = false;                   // Name + custom_columns_

@@ -35,7 +35,8 @@ bool transfer_encoding_supported(const Fields& fields) {
   const auto count = fields.count("Transfer-Encoding");
   if (count == 0) return true;
   if (count > 1) return false;
-  std::string_view value = fields["Transfer-Encoding"];
+  const auto field = fields["Transfer-Encoding"];  // Beast's string_view: boost's or std's, by build
+  std::string_view value(field.data(), field.size());
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
   while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
   static constexpr std::string_view chunked = "chunked";
