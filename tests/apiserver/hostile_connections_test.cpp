@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 
 #include "runtime/metrics_server.hpp"
+#include "runtime/sanitizers.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/apiserver/tls_client.hpp"
 
@@ -355,5 +356,5 @@ TEST_CASE("a GET stays fast while 200 full-state watches are asked for and never
     CHECK(reply.status == 200);
   }
   INFO("slowest GET: " << slowest << " s");
-  CHECK(slowest < 0.5);
+  CHECK(slowest < (KINFORMER_UNDER_ASAN ? 5.0 : 0.5));  // ASan runs the server several times slower
 }

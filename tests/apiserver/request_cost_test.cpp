@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "runtime/sanitizers.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/support/widget_crd.hpp"
 
@@ -23,6 +24,10 @@ using kinformer::testing::TestServer;
 using nlohmann::json;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+
+// Under ASan the server's code runs several times slower: the time bounds, and the CPU
+// budget of the test whose request is legitimate, grow by this factor (Release keeps them).
+constexpr int asan_slowdown = KINFORMER_UNDER_ASAN ? 10 : 1;
 
 namespace {
 
@@ -91,7 +96,7 @@ TEST_CASE("issue 33: a custom resource that breaks its schema everywhere is a bo
     INFO("422 after " << answer.seconds << " s, " << answer.reply.body.size() << " bytes, peak RSS +"
                       << (peak_rss_kb() - peak_before) / 1024 << " MiB");
     REQUIRE(answer.reply.status == 422);
-    CHECK(answer.seconds < 3);
+    CHECK(answer.seconds < 3 * asan_slowdown);
     CHECK(answer.reply.body.size() < 256 * 1024);
     CHECK(peak_rss_kb() - peak_before < 300 * 1024);
     auto causes = TestServer::json_of(answer.reply)["details"]["causes"];
@@ -110,7 +115,7 @@ TEST_CASE("issue 33: a custom resource that breaks its schema everywhere is a bo
     auto answer = timed(t, "POST", widgets, kinformer::testing::widget("enum", spec).dump(), "application/json");
     INFO("422 after " << answer.seconds << " s, " << answer.reply.body.size() << " bytes");
     REQUIRE(answer.reply.status == 422);
-    CHECK(answer.seconds < 3);
+    CHECK(answer.seconds < 3 * asan_slowdown);
     CHECK(answer.reply.body.size() < 256 * 1024);
     auto causes = TestServer::json_of(answer.reply)["details"]["causes"];
     CHECK(causes[0]["reason"] == "FieldValueNotSupported");
@@ -134,7 +139,7 @@ TEST_CASE("issue 33: JSON Patch move back and forth on a 100k-key ConfigMap move
   auto answer = timed(t, "PATCH", configmaps + "/big", ops.dump(), "application/json-patch+json");
   INFO("200 ops answered after " << answer.seconds << " s");
   REQUIRE(answer.reply.status == 200);
-  CHECK(answer.seconds < 3);
+  CHECK(answer.seconds < 3 * asan_slowdown);
   auto patched = TestServer::json_of(answer.reply);
   CHECK(patched["data"].size() == 100000);
   CHECK_FALSE(patched.contains("x"));
@@ -142,7 +147,9 @@ TEST_CASE("issue 33: JSON Patch move back and forth on a 100k-key ConfigMap move
 
 TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed lists in linear time",
           "[apiserver][issue-33][integration]") {
-  TestServer t;
+  kinformer::apiserver::ServerOptions options;
+  options.limits.work = {std::chrono::milliseconds(100 * asan_slowdown), std::chrono::nanoseconds(1000 * asan_slowdown)};
+  TestServer t(options);
   REQUIRE(t.request("POST", pods, pod_with_containers("smp", 1).dump()).status == 201);
   SECTION("strategic merge of 16k, then 50k containers") {
     for (std::size_t count : {16000u, 50000u}) {
@@ -150,7 +157,7 @@ TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed list
           timed(t, "PATCH", pods + "/smp", containers_patch(count).dump(), "application/strategic-merge-patch+json");
       INFO(count << " containers merged in " << answer.seconds << " s");
       REQUIRE(answer.reply.status == 200);
-      CHECK(answer.seconds < 3);
+      CHECK(answer.seconds < 3 * asan_slowdown);
       CHECK(TestServer::json_of(answer.reply)["spec"]["containers"].size() == count);
     }
   }
@@ -160,7 +167,7 @@ TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed list
                           "application/apply-patch+yaml");
       INFO("apply round " << round << " took " << answer.seconds << " s: " << answer.reply.body.substr(0, 300));
       REQUIRE(answer.reply.status / 100 == 2);
-      CHECK(answer.seconds < 3);
+      CHECK(answer.seconds < 3 * asan_slowdown);
     }
   }
   SECTION("finalizers and $deleteFromPrimitiveList of 20k values") {
@@ -170,14 +177,14 @@ TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed list
                        "application/strategic-merge-patch+json");
     INFO("20k finalizers merged in " << added.seconds << " s");
     REQUIRE(added.reply.status == 200);
-    CHECK(added.seconds < 3);
+    CHECK(added.seconds < 3 * asan_slowdown);
     CHECK(TestServer::json_of(added.reply)["metadata"]["finalizers"].size() == 20000);
     auto removed = timed(t, "PATCH", pods + "/smp",
                          json{{"metadata", {{"$deleteFromPrimitiveList/finalizers", finalizers}}}}.dump(),
                          "application/strategic-merge-patch+json");
     INFO("20k finalizers deleted in " << removed.seconds << " s");
     REQUIRE(removed.reply.status == 200);
-    CHECK(removed.seconds < 3);
+    CHECK(removed.seconds < 3 * asan_slowdown);
     CHECK(TestServer::json_of(removed.reply)["metadata"].value("finalizers", json::array()).empty());
   }
 }
@@ -219,7 +226,7 @@ TEST_CASE("issue 33: a JSON Patch path of 64k segments is refused at once", "[ap
     auto answer = timed(t, "PATCH", configmaps + "/paths", ops.dump(), "application/json-patch+json");
     INFO(op << " at a path of 64k segments answered after " << answer.seconds << " s");
     CHECK(answer.reply.status == 422);
-    CHECK(answer.seconds < 1);
+    CHECK(answer.seconds < 1 * asan_slowdown);
   }
   json copy = json::array({{{"op", "copy"}, {"from", path}, {"path", "/x"}}});
   CHECK(t.request("PATCH", configmaps + "/paths", copy.dump(), "application/json-patch+json").status == 422);
@@ -263,10 +270,10 @@ TEST_CASE("issue 33: a request past its CPU budget is 413 and delays a GET by at
     INFO("the expensive patch answered " << answer.reply.status << " after " << answer.seconds << " s");
     CHECK(answer.reply.status == 413);
     CHECK_THAT(answer.reply.body, Catch::Contains("CPU time"));
-    CHECK(answer.seconds < 2);
+    CHECK(answer.seconds < 2 * asan_slowdown);
   }
   INFO("the slowest of " << gets << " GETs took " << slowest_get << " s");
-  CHECK(slowest_get < 1);
+  CHECK(slowest_get < 1 * asan_slowdown);
   CHECK(TestServer::json_of(t.request("GET", configmaps + "/long"))["spec"].size() == 300000);
 }
 
