@@ -17,19 +17,17 @@ std::vector<MetricPoint> naive_last_day(const MetricSeries& series, std::int64_t
   const int day = series.interval_seconds > 0 ? static_cast<int>(std::max<std::int64_t>(1, 86400 / series.interval_seconds)) : 24;
   std::vector<float> history;
   for (auto it = end - std::min(known, day); it != end; ++it) history.push_back(static_cast<float>(it->value));
-  // The forecast step of each time (1 = one interval after based_on), as the naive forecast
-  // of as many steps as the furthest time needs.
+  // The naive forecast repeats the day, so one day of it serves every step: a time far
+  // ahead (status is written by any client) costs no more than a near one.
   const std::int64_t interval = series.interval_seconds > 0 ? series.interval_seconds : 3600;
-  std::int64_t steps = 0;
-  for (auto t : times) steps = std::max(steps, (t - based_on) / interval);
-  std::vector<float> repeated(static_cast<std::size_t>(std::max<std::int64_t>(steps, 1)));
+  std::vector<float> one_day(history.size());
   models::naive_forecast(models::NaiveKind::last_day, history.data(), static_cast<int>(history.size()), 1,
-                         static_cast<int>(repeated.size()), day, repeated.data());
+                         static_cast<int>(one_day.size()), day, one_day.data());
   std::vector<MetricPoint> out;
   for (auto t : times) {
     const std::int64_t step = (t - based_on) / interval;
     if (step < 1) continue;  // at or before the basis: no forecast
-    out.push_back({t, repeated[static_cast<std::size_t>(step - 1)]});
+    out.push_back({t, one_day[static_cast<std::size_t>((step - 1) % static_cast<std::int64_t>(one_day.size()))]});
   }
   return out;
 }

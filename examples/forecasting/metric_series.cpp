@@ -99,12 +99,15 @@ Result<MetricSeries> MetricSeries::decode(const Object& object) {
       into = it->get<double>();
       return true;
     };
-    double points_seen = 0;
-    if (!scored || !number("points", points_seen) || !number("modelMae", sc.model_mae) ||
+    auto count = score->find("points");
+    const bool count_ok = count != score->end() && count->is_number_integer() && count->get<std::int64_t>() >= 0 &&
+                          count->get<std::int64_t>() <= 1000000;
+    if (!scored || !count_ok || !number("modelMae", sc.model_mae) ||
         !number("naiveMae", sc.naive_mae) || !number("ratio", sc.ratio))
-      return Error{Errc::decode_failed, series.key + ": status.forecast.lastScore needs basedOn, points, modelMae, naiveMae and ratio"};
+      return Error{Errc::decode_failed, series.key + ": status.forecast.lastScore needs basedOn, points (an integer "
+                                                     "0..1000000), modelMae, naiveMae and ratio"};
     sc.based_on = scored.value();
-    sc.points = static_cast<int>(points_seen);
+    sc.points = static_cast<int>(count->get<std::int64_t>());
     f.last_score = sc;
   }
   series.forecast = std::move(f);

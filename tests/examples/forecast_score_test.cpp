@@ -91,3 +91,27 @@ TEST_CASE("the score goes into status and is read back, and a forecast without o
   f.last_score.reset();
   CHECK(fc::forecast_status_patch(f).find("\"lastScore\":null") != std::string::npos);
 }
+
+TEST_CASE("hostile scores and far-away forecast times are refused or cost no more than near ones",
+          "[forecast_score][metric_series][unit]") {
+  for (const std::string score : {R"({"basedOn":"2018-01-01T00:00:00Z","points":1e300,"modelMae":1,"naiveMae":1,"ratio":1})",
+                                  R"({"basedOn":"2018-01-01T00:00:00Z","points":-3,"modelMae":1,"naiveMae":1,"ratio":1})",
+                                  R"({"basedOn":"2018-01-01T00:00:00Z","points":2,"modelMae":"x","naiveMae":1,"ratio":1})",
+                                  R"({"points":2,"modelMae":1,"naiveMae":1,"ratio":1})"}) {
+    const std::string object = R"({"apiVersion":"metrics.kinformer.io/v1","kind":"MetricSeries","metadata":{"name":"a","namespace":"metrics","resourceVersion":"3"},"spec":{"intervalSeconds":3600,"points":[]},"status":{"forecast":{"model":"m","basedOn":"2018-01-01T00:00:00Z","points":[],"lastScore":)" +
+                               score + "}}}";
+    auto parsed = kinformer::Object::parse(object);
+    REQUIRE(parsed);
+    INFO(score);
+    CHECK_FALSE(fc::MetricSeries::decode(*parsed.value()));
+  }
+  // A forecast point a million years after its basis (the old code built every step: 35 GB): the same hour of the
+  // last day, found from one day of naive forecast.
+  std::vector<double> values;
+  for (int i = 0; i < 24; ++i) values.push_back(i);
+  auto s = hourly(values);
+  const std::int64_t far = t0 + 23 * hour + 1000000LL * 365 * 24 * hour;
+  auto naive = fc::naive_last_day(s, t0 + 23 * hour, {far});
+  REQUIRE(naive.size() == 1);
+  CHECK(naive[0].value == (1000000LL * 365 * 24 - 1) % 24);
+}
