@@ -6,10 +6,7 @@
 // the two are cross-checked by tools/record_eval_ett.py.
 //
 // Contract
-//   * naive_forecast(): from one window's encoder rows [seq_len, C] the forecast
-//     [pred_len, C] of `kind`: last_value repeats the last row; last_day repeats the
-//     last `period` rows (24 for hourly data, 96 for 15-minute data; fewer when the
-//     window is shorter); last_day_mean repeats their mean.
+//   * The naive forecasts themselves are models/naive_forecast.hpp's.
 //   * RidgeBaseline::fit(): one linear map, shared by all channels, from a window minus
 //     its last value to the horizon minus that value, fitted by ridge regression on
 //     every window of `train`; the penalty (relative to the mean diagonal of the Gram
@@ -25,21 +22,9 @@
 #include <vector>
 
 #include "models/ett_dataset.hpp"
+#include "models/naive_forecast.hpp"
 
 namespace kinformer::models {
-
-enum class NaiveKind { last_value, last_day, last_day_mean };
-inline constexpr std::array<NaiveKind, 3> naive_kinds = {NaiveKind::last_value, NaiveKind::last_day,
-                                                         NaiveKind::last_day_mean};
-
-/// "last_value", "last_day", "last_day_mean".
-const char* to_string(NaiveKind kind);
-
-/// Rows per day of an ETT frequency: 24 for 'h', 96 for 't'.
-int steps_per_day(char freq);
-
-void naive_forecast(NaiveKind kind, const float* enc, int seq_len, int channels, int pred_len, int period,
-                    float* out);
 
 class RidgeBaseline {
  public:

@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "models/model_error.hpp"
@@ -43,6 +44,15 @@ bool flag(const json& v, const std::string& key) {
   bad(key, "expected true or false, got " + v.dump());
 }
 
+// In InstanceNormKind order.
+constexpr const char* instance_norm_names[] = {"none", "mean_std", "last_value", "naive_residual"};
+
+std::optional<InstanceNormKind> parse_instance_norm(const std::string& name) {
+  for (size_t i = 0; i < std::size(instance_norm_names); ++i)
+    if (name == instance_norm_names[i]) return static_cast<InstanceNormKind>(i);
+  return std::nullopt;
+}
+
 }  // namespace
 
 int InformerConfig::time_features() const { return time_features_for(freq); }
@@ -56,6 +66,7 @@ InformerConfig parse_config(const std::string& json_text, std::vector<std::strin
   }
   if (!doc.is_object()) throw ModelError("config must be a JSON object");
   InformerConfig c;
+  bool naive_base_given = false;
   int* ints[] = {&c.enc_in, &c.dec_in, &c.c_out, &c.seq_len, &c.label_len, &c.pred_len,
                  &c.factor, &c.d_model, &c.n_heads, &c.e_layers, &c.d_layers, &c.d_ff};
   const char* int_keys[] = {"enc_in", "dec_in", "c_out", "seq_len", "label_len", "pred_len",
@@ -94,11 +105,15 @@ InformerConfig parse_config(const std::string& json_text, std::vector<std::strin
       c.mix = flag(v, key);
     } else if (key == "instance_norm") {
       auto s = text(v, key);
-      if (s != "none" && s != "mean_std" && s != "last_value")
-        bad(key, "expected \"none\", \"mean_std\" or \"last_value\", got \"" + s + "\"");
-      c.instance_norm = s == "none" ? InstanceNormKind::none
-                        : s == "mean_std" ? InstanceNormKind::mean_std
-                                          : InstanceNormKind::last_value;
+      auto kind = parse_instance_norm(s);
+      if (!kind) bad(key, "expected \"none\", \"mean_std\", \"last_value\" or \"naive_residual\", got \"" + s + "\"");
+      c.instance_norm = *kind;
+    } else if (key == "naive_base") {
+      auto s = text(v, key);
+      auto kind = parse_naive_kind(s);
+      if (!kind) bad(key, "expected \"last_value\", \"last_day\" or \"last_day_mean\", got \"" + s + "\"");
+      c.naive_base = *kind;
+      naive_base_given = true;
     } else if (key == "instance_norm_affine") {
       c.instance_norm_affine = flag(v, key);
     } else if (warnings) {
@@ -107,6 +122,8 @@ InformerConfig parse_config(const std::string& json_text, std::vector<std::strin
   }
   if (c.instance_norm != InstanceNormKind::none && (c.dec_in != c.enc_in || c.c_out != c.enc_in))
     bad("instance_norm", "needs enc_in == dec_in == c_out (the forecast is mapped back per input channel)");
+  if (naive_base_given && c.instance_norm != InstanceNormKind::naive_residual)
+    bad("naive_base", "needs instance_norm \"naive_residual\"");
   if (c.instance_norm == InstanceNormKind::none && c.instance_norm_affine)
     bad("instance_norm_affine", "needs an instance_norm other than \"none\"");
   if (c.d_model % c.n_heads != 0)
@@ -135,8 +152,9 @@ std::string to_json(const InformerConfig& c) {
               {"activation", c.activation == Activation::gelu ? "gelu" : "relu"},
               {"distil", c.distil},     {"mix", c.mix}};
   if (c.instance_norm != InstanceNormKind::none) {
-    doc["instance_norm"] = c.instance_norm == InstanceNormKind::mean_std ? "mean_std" : "last_value";
+    doc["instance_norm"] = instance_norm_names[static_cast<size_t>(c.instance_norm)];
     doc["instance_norm_affine"] = c.instance_norm_affine;
+    if (c.instance_norm == InstanceNormKind::naive_residual) doc["naive_base"] = to_string(c.naive_base);
   }
   return doc.dump(1);
 }

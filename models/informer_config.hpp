@@ -4,8 +4,8 @@
 // loaded from JSON whose keys are the official main_informer.py argument names
 // (enc_in, dec_in, c_out, seq_len, label_len, pred_len, factor, d_model, n_heads,
 // e_layers, d_layers, d_ff, dropout, attn, embed, freq, activation, distil, mix), plus
-// kinformer's own instance_norm ("none" | "mean_std" | "last_value") and
-// instance_norm_affine (issue 28; models/instance_norm.hpp).
+// kinformer's own instance_norm ("none" | "mean_std" | "last_value" | "naive_residual"),
+// instance_norm_affine and naive_base (issue 28; models/instance_norm.hpp).
 //
 // Contract
 //   * Missing keys keep the §1 defaults (the CLI defaults, not the constructor's).
@@ -14,19 +14,24 @@
 //     which is rejected; use "t").
 //   * Only embed "timeF" is implemented; other embeds are rejected with ModelError.
 //   * instance_norm other than "none" needs enc_in == dec_in == c_out; to_json writes
-//     the two instance_norm keys only when it is not "none", so official configs
+//     the instance_norm keys only when it is not "none", so official configs
 //     round-trip unchanged.
+//   * naive_base ("last_value" | "last_day" | "last_day_mean", default last_value) names
+//     the naive forecast a "naive_residual" model corrects; it is refused with any other
+//     instance_norm, where it would mean nothing.
 // Errors: ModelError naming the key and the bad value. No nlohmann in this header.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "models/naive_forecast.hpp"
+
 namespace kinformer::models {
 
 enum class AttentionKind { prob, full };
 enum class Activation { gelu, relu };
-enum class InstanceNormKind { none, mean_std, last_value };
+enum class InstanceNormKind { none, mean_std, last_value, naive_residual };
 
 struct InformerConfig {
   int enc_in = 7;
@@ -50,6 +55,7 @@ struct InformerConfig {
   bool mix = true;
   InstanceNormKind instance_norm = InstanceNormKind::none;  // per-window normalisation around the network
   bool instance_norm_affine = false;                        // with a learned per-channel weight and bias
+  NaiveKind naive_base = NaiveKind::last_value;             // what a naive_residual model corrects
 
   /// F_t of §3.1 (h: 4, t: 5, ...).
   int time_features() const;

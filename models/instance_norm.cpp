@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "models/naive_forecast.hpp"
+
 namespace kinformer::models {
 namespace {
 
@@ -18,6 +20,8 @@ ForecastInput InstanceNorm::normalize(const InformerConfig& c, const InformerWei
   x_enc_.resize(in.x_enc.shape);
   x_dec_.resize(in.x_dec.shape);
   const bool affine = c.instance_norm_affine;
+  const bool residual = c.instance_norm == InstanceNormKind::naive_residual;
+  naive_.assign(residual ? static_cast<size_t>(batch * c.pred_len * channels) : 0, 0.f);
   for (int64_t b = 0; b < batch; ++b) {
     const float* enc = in.x_enc.ptr() + b * l_enc * channels;
     for (int64_t ch = 0; ch < channels; ++ch) {
@@ -36,6 +40,9 @@ ForecastInput InstanceNorm::normalize(const InformerConfig& c, const InformerWei
         scale_[at] = std::sqrt(squares / static_cast<double>(l_enc) + variance_epsilon);
       }
     }
+    if (residual)
+      naive_forecast(c.naive_base, enc, static_cast<int>(l_enc), static_cast<int>(channels), c.pred_len,
+                     steps_per_day(c.freq), naive_.data() + b * c.pred_len * channels);
     auto normalize_rows = [&](const float* src, float* dst, int64_t rows) {
       for (int64_t t = 0; t < rows; ++t)
         for (int64_t ch = 0; ch < channels; ++ch) {
@@ -64,7 +71,8 @@ void InstanceNorm::denormalize(const InformerConfig& c, const InformerWeights& w
         if (c.instance_norm_affine)
           v = (v - w.instance_norm_bias.data[static_cast<size_t>(ch)]) /
               (w.instance_norm_weight.data[static_cast<size_t>(ch)] + affine_epsilon);
-        y = static_cast<float>(v * scale_[at] + shift_[at]);
+        const double base = naive_.empty() ? shift_[at] : naive_[static_cast<size_t>((b * rows + t) * channels + ch)];
+        y = static_cast<float>(v * scale_[at] + base);
       }
 }
 

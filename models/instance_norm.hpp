@@ -6,15 +6,18 @@
 // tools/reference/informer_ref.py's InstanceNorm is its PyTorch twin.
 //
 // Contract
-//   * Statistics per window and channel from the encoder rows alone: mean_std gives
-//     shift = mean, scale = sqrt(population variance + 1e-5); last_value gives
-//     shift = the last encoder row, scale = 1.
+//   * Statistics per window and channel from the encoder rows alone: mean_std and
+//     naive_residual give shift = mean, scale = sqrt(population variance + 1e-5);
+//     last_value gives shift = the last encoder row, scale = 1.
 //   * normalize(): x_enc' = (x_enc − shift) / scale, then × weight + bias when the config
 //     has a learned affine. x_dec's first L_dec − pred_len rows (the label rows) are
 //     normalised the same way; its last pred_len rows (the placeholder) are zero in the
 //     normalised space, whatever the caller put there.
 //   * denormalize(): out = ((y − bias) / (weight + 1e-10)) × scale + shift, per window and
-//     channel of the last normalize().
+//     channel of the last normalize(). naive_residual adds the config's naive_base
+//     forecast of the window (models/naive_forecast.hpp, period = a day of the config's
+//     freq) instead of the shift: the network forecasts the correction to that naive
+//     forecast, in units of the window's scale, so an output of `bias` is the naive forecast.
 //   * Only for configs with enc_in == dec_in == c_out (parse_config enforces it).
 // Threading: one window batch at a time per object (it keeps scratch and statistics).
 #pragma once
@@ -38,6 +41,7 @@ class InstanceNorm {
 
  private:
   std::vector<double> shift_, scale_;  // [B, C]
+  std::vector<float> naive_;           // [B, pred_len, C], naive_residual only
   Tensor x_enc_, x_dec_;
 };
 

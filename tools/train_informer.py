@@ -175,7 +175,7 @@ def main():
     ref.save_safetensors(args.out + ".safetensors", model.state_dict(),
                          {"format": "pt", "source": "kinformer tools/train_informer.py"})
     with open(args.out + ".json", "w") as f:
-        json.dump(cfg, f, indent=1)
+        json.dump(ref.config_json(cfg), f, indent=1)
     train = splits["train"]
     with open(args.out + ".scaler.json", "w") as f:
         json.dump({"features": args.features, "target": args.target,

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <map>
 
-#include "models/baseline_forecasts.hpp"
+#include "models/naive_forecast.hpp"
 
 namespace kinformer::forecasting {
 

@@ -60,6 +60,15 @@ TEST_CASE("instance_norm is parsed, written only when set, and refused where it 
   CHECK_THROWS_WITH(models::parse_config(R"({"instance_norm":"mean_std","c_out":1})"),
                     Catch::Contains("enc_in == dec_in == c_out"));
   CHECK_THROWS_WITH(models::parse_config(R"({"instance_norm_affine":true})"), Catch::Contains("instance_norm_affine"));
+  auto residual = models::parse_config(R"({"instance_norm":"naive_residual","naive_base":"last_day"})");
+  CHECK(residual.instance_norm == models::InstanceNormKind::naive_residual);
+  CHECK(residual.naive_base == models::NaiveKind::last_day);
+  CHECK(models::parse_config(models::to_json(residual)).naive_base == models::NaiveKind::last_day);
+  CHECK(models::to_json(models::parse_config(R"({"instance_norm":"mean_std"})")).find("naive_base") == std::string::npos);
+  CHECK_THROWS_WITH(models::parse_config(R"({"instance_norm":"mean_std","naive_base":"last_day"})"),
+                    Catch::Contains("naive_base"));
+  CHECK_THROWS_WITH(models::parse_config(R"({"instance_norm":"naive_residual","naive_base":"yesterday"})"),
+                    Catch::Contains("naive_base"));
 }
 
 TEST_CASE("the affine weights are expected exactly when the config asks for them",
@@ -77,7 +86,8 @@ TEST_CASE("the affine weights are expected exactly when the config asks for them
 
 TEST_CASE("with instance_norm a shifted and scaled window gives the same forecast shifted and scaled",
           "[models][instance_norm][unit]") {
-  for (auto kind : {models::InstanceNormKind::mean_std, models::InstanceNormKind::last_value}) {
+  for (auto kind : {models::InstanceNormKind::mean_std, models::InstanceNormKind::last_value,
+                    models::InstanceNormKind::naive_residual}) {
     for (std::string backend_name : {"reference", "onednn"}) {
       auto c = kinformer::testing::every_query_config();
       c.instance_norm = kind;
@@ -85,14 +95,14 @@ TEST_CASE("with instance_norm a shifted and scaled window gives the same forecas
       auto w = random_window(c, 3);
       Tensor base, moved;
       backend->forecast(w.input(), base);
-      // last_value only shifts; mean_std also takes the scale out.
-      const float scale = kind == models::InstanceNormKind::mean_std ? 4.f : 1.f, shift = 25.f;
+      // last_value only shifts; mean_std and naive_residual also take the scale out.
+      const float scale = kind == models::InstanceNormKind::last_value ? 1.f : 4.f, shift = 25.f;
       auto m = w;
       for (auto* t : {&m.x_enc, &m.x_dec})
         for (auto& v : t->data) v = v * scale + shift;
       backend->forecast(m.input(), moved);
       for (auto& v : base.data) v = v * scale + shift;
-      INFO(backend_name << (kind == models::InstanceNormKind::mean_std ? " mean_std" : " last_value"));
+      INFO(backend_name << " instance_norm " << static_cast<int>(kind));
       CHECK(max_difference(base, moved) < 1e-3 * scale);
     }
   }
@@ -116,4 +126,42 @@ TEST_CASE("with instance_norm the decoder's placeholder rows are ignored, and wi
   normalised->forecast(w.input(), a);
   normalised->forecast(noisy.input(), b);
   CHECK(max_difference(a, b) == 0);
+}
+
+TEST_CASE("naive_residual forecasts the correction to its naive forecast",
+          "[models][instance_norm][unit]") {
+  // The same network under mean_std and naive_residual sees the same normalised window, so
+  // the two forecasts differ by exactly (naive forecast - window mean), per channel and step.
+  for (auto base : models::naive_kinds) {
+    auto c = kinformer::testing::every_query_config();
+    c.instance_norm = models::InstanceNormKind::mean_std;
+    c.instance_norm_affine = true;
+    auto weights = std::make_shared<models::InformerWeights>(*models::random_weights(c, 11));
+    for (auto& v : weights->instance_norm_bias.data) v = 0.3f;
+    auto w = random_window(c, 13);
+    Tensor around_mean, around_naive;
+    models::make_backend("reference", c, weights)->forecast(w.input(), around_mean);
+    auto r = c;
+    r.instance_norm = models::InstanceNormKind::naive_residual;
+    r.naive_base = base;
+    models::make_backend("reference", r, weights)->forecast(w.input(), around_naive);
+    std::vector<float> naive(static_cast<size_t>(c.pred_len * c.enc_in));
+    double worst = 0;
+    for (int64_t b = 0; b < 2; ++b) {
+      const float* enc = w.x_enc.ptr() + b * c.seq_len * c.enc_in;
+      models::naive_forecast(base, enc, c.seq_len, c.enc_in, c.pred_len, models::steps_per_day(c.freq), naive.data());
+      for (int64_t ch = 0; ch < c.enc_in; ++ch) {
+        double mean = 0;
+        for (int64_t t = 0; t < c.seq_len; ++t) mean += enc[t * c.enc_in + ch];
+        mean /= static_cast<double>(c.seq_len);
+        for (int64_t t = 0; t < c.pred_len; ++t) {
+          const auto at = static_cast<size_t>((b * c.pred_len + t) * c.enc_in + ch);
+          const double expected = around_mean.data[at] - mean + naive[static_cast<size_t>(t * c.enc_in + ch)];
+          worst = std::max(worst, std::fabs(expected - around_naive.data[at]));
+        }
+      }
+    }
+    INFO("naive_base " << models::to_string(base));
+    CHECK(worst < 1e-4);
+  }
 }

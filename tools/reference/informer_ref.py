@@ -20,13 +20,17 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import baselines  # the naive forecasts' one numpy rule (tools/reference/baselines.py)
+
 # -- configuration (§1; keys are main_informer.py's argument names) -----------------
 
 DEFAULT_CONFIG = dict(enc_in=7, dec_in=7, c_out=7, seq_len=96, label_len=48, pred_len=24,
                       factor=5, d_model=512, n_heads=8, e_layers=2, d_layers=1, d_ff=2048,
                       dropout=0.05, attn="prob", embed="timeF", freq="h", activation="gelu",
-                      distil=True, mix=True, instance_norm="none", instance_norm_affine=False)
-INSTANCE_NORMS = ("none", "mean_std", "last_value")
+                      distil=True, mix=True, instance_norm="none", instance_norm_affine=False,
+                      naive_base="last_value")
+INSTANCE_NORMS = ("none", "mean_std", "last_value", "naive_residual")
+STEPS_PER_DAY = {"h": 24, "t": 96}  # models/naive_forecast.cpp steps_per_day()
 TIME_FEATURES = {"h": 4, "t": 5, "s": 6, "m": 1, "a": 1, "w": 2, "d": 3, "b": 3}
 
 
@@ -34,6 +38,12 @@ def full_config(overrides):
     cfg = dict(DEFAULT_CONFIG)
     cfg.update({k: v for k, v in overrides.items() if k in DEFAULT_CONFIG})
     return cfg
+
+
+def config_json(cfg):
+    """The config as models/informer_config.cpp writes it: naive_base only where it means
+    something (the C++ parser refuses it beside any other instance_norm)."""
+    return {k: v for k, v in cfg.items() if k != "naive_base" or cfg["instance_norm"] == "naive_residual"}
 
 
 # -- ProbSparse sampling hook ---------------------------------------------------------
@@ -152,15 +162,18 @@ class InstanceNorm(nn.Module):
     sqrt(var + EPS) (RevIN), last_value subtracts the last encoder row. The decoder's label rows
     are normalised with the encoder's statistics; its last pred_len rows (the placeholder) are
     zero in the normalised space, whatever the caller put there. With affine, a learned
-    per-channel weight and bias follow the normalisation and are undone first on the way out."""
+    per-channel weight and bias follow the normalisation and are undone first on the way out.
+    naive_residual normalises as mean_std, but maps the output back onto the window's naive_base
+    forecast (baselines.naive_forecasts) instead of its mean: the network forecasts the
+    correction to that naive forecast."""
 
     EPS = 1e-5
 
-    def __init__(self, mode, channels, affine):
+    def __init__(self, mode, channels, affine, pred_len=None, naive_base=None, period=None):
         super().__init__()
         if mode not in INSTANCE_NORMS[1:]:
             raise ValueError("instance_norm must be one of %s" % (INSTANCE_NORMS,))
-        self.mode = mode
+        self.mode, self.pred_len, self.naive_base, self.period = mode, pred_len, naive_base, period
         if affine:
             self.weight = nn.Parameter(torch.ones(channels))
             self.bias = nn.Parameter(torch.zeros(channels))
@@ -169,9 +182,13 @@ class InstanceNorm(nn.Module):
 
     def statistics(self, x_enc):
         if self.mode == "last_value":
-            return x_enc[:, -1:, :], torch.ones_like(x_enc[:, -1:, :])
+            return x_enc[:, -1:, :], torch.ones_like(x_enc[:, -1:, :]), x_enc[:, -1:, :]
         mean = x_enc.mean(dim=1, keepdim=True)
-        return mean, torch.sqrt(x_enc.var(dim=1, keepdim=True, unbiased=False) + self.EPS)
+        std = torch.sqrt(x_enc.var(dim=1, keepdim=True, unbiased=False) + self.EPS)
+        if self.mode == "mean_std":
+            return mean, std, mean
+        base = baselines.naive_forecasts(x_enc.detach().cpu().numpy(), self.pred_len, self.period)[self.naive_base]
+        return mean, std, torch.from_numpy(base).to(x_enc.dtype)
 
     def normalize(self, x, stats):
         x = (x - stats[0]) / stats[1]
@@ -180,7 +197,7 @@ class InstanceNorm(nn.Module):
     def denormalize(self, y, stats):
         if self.weight is not None:
             y = (y - self.bias) / (self.weight + self.EPS * self.EPS)
-        return y * stats[1] + stats[0]
+        return y * stats[1] + stats[2]
 
 
 # -- embedding ------------------------------------------------------------------------
@@ -355,7 +372,8 @@ class Informer(nn.Module):
         if cfg["instance_norm"] != "none":
             if cfg["c_out"] != cfg["enc_in"] or cfg["dec_in"] != cfg["enc_in"]:
                 raise ValueError("instance_norm needs enc_in == dec_in == c_out")
-            self.instance_norm = InstanceNorm(cfg["instance_norm"], cfg["enc_in"], cfg["instance_norm_affine"])
+            self.instance_norm = InstanceNorm(cfg["instance_norm"], cfg["enc_in"], cfg["instance_norm_affine"],
+                                              cfg["pred_len"], cfg["naive_base"], STEPS_PER_DAY.get(cfg["freq"], 24))
         else:
             self.instance_norm = None
 

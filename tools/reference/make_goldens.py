@@ -41,6 +41,9 @@ CASES = {
     # model must ignore; the affine case has its own weights file with the two extra tensors
     "s96_mean_std": dict(seq_len=96, label_len=48, pred_len=24, instance_norm="mean_std", instance_norm_affine=True),
     "s96_last_value": dict(seq_len=96, label_len=48, pred_len=24, instance_norm="last_value"),
+    # the correction to the last day repeated: pred_len 30 wraps past one day (24 rows)
+    "s96_naive_residual": dict(seq_len=96, label_len=48, pred_len=30, instance_norm="naive_residual",
+                               instance_norm_affine=True, naive_base="last_day"),
 }
 BATCH = 2
 
@@ -104,7 +107,7 @@ def main():
             model.load_state_dict(state)
         model = model.double().eval()
         with open(os.path.join(folder, "config.json"), "w") as f:
-            json.dump(cfg, f, indent=1)
+            json.dump(ref.config_json(cfg), f, indent=1)
         l_dec = cfg["label_len"] + cfg["pred_len"]
         x_enc = torch.randn(BATCH, cfg["seq_len"], cfg["enc_in"], generator=gen)
         placeholder = torch.zeros(BATCH, cfg["pred_len"], cfg["dec_in"])
