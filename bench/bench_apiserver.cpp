@@ -37,8 +37,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/server.hpp"
-#include "tests/apiserver/loopback_http.hpp"
 #include "tests/support/etcd_process.hpp"
+#include "tests/support/loopback_http.hpp"
 
 namespace {
 

@@ -17,7 +17,6 @@
 //   build/bin/forecast_pipeline --server http://127.0.0.1:8080 --svg-dir /tmp/plots
 //
 // Exit code 0 when forecasts were written into status, 1 otherwise, 2 on bad options.
-#include <signal.h>
 #include <sys/stat.h>
 
 #include <chrono>
@@ -41,6 +40,7 @@
 #include "models/ett_dataset.hpp"
 #include "models/model_error.hpp"
 #include "models/openmp_env.hpp"
+#include "runtime/stop_signals.hpp"
 
 namespace {
 
@@ -151,11 +151,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "forecast_pipeline: bad options\n%s", usage);
     return 2;
   }
-  sigset_t stop_signals;  // blocked before any thread starts: only the feeding loop takes them
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const kinformer::StopSignals stop_signals;  // before any thread starts: only the feeding loop takes them
 
   // The API server: embedded unless --server.
   std::unique_ptr<kinformer::apiserver::Server> embedded;
@@ -232,8 +228,7 @@ int main(int argc, char** argv) {
   long appended = 0;
   bool interrupted = false;
   while (!interrupted && std::chrono::steady_clock::now() < feed_until) {
-    const timespec period{o.period_ms / 1000, (o.period_ms % 1000) * 1000000};
-    if (sigtimedwait(&stop_signals, nullptr, &period) > 0) interrupted = true;
+    if (stop_signals.wait_for(std::chrono::milliseconds(o.period_ms))) interrupted = true;
     for (int i = 0; i < o.series && !interrupted; ++i) {
       if (!feeds[static_cast<std::size_t>(i)].has_next()) continue;  // the file ended for this series
       // Keep the last seq_len points: drop the oldest once the window is full.

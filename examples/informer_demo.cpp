@@ -4,8 +4,9 @@
 // in-process through apiserver::StoreListWatch, no HTTP): pods are created,
 // scheduled, started and deleted by a script on the main thread; the informer's
 // handler prints each change as it arrives, including the periodic resync and what
-// a relist after a watch disruption looks like (the disruption is injected with
-// tests/support's FaultInjectingListWatch). Then the Processor's features: a
+// a relist after a watch disruption looks like (the disruption comes from
+// DisruptableSource below: a ListWatch decorator you can copy to rehearse your own
+// handlers' recovery). Then the Processor's features: a
 // chain with priorities and predicates (an admission gate stops pods labelled
 // quarantine=yes before the auditor), a canary taking 10% of the keys added and
 // removed at run time, and a throwing handler restarted with back-off. Ends by
@@ -25,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "actors/errors.hpp"
 #include "actors/scheduler.hpp"
@@ -32,7 +34,7 @@
 #include "apiserver/resources.hpp"
 #include "apiserver/store.hpp"
 #include "apiserver/store_list_watch.hpp"
-#include "tests/support/fault_injecting_list_watch.hpp"
+#include "runtime/list_watch.hpp"
 
 namespace {
 
@@ -86,6 +88,105 @@ struct Pods {
   }
 };
 
+/// A ListWatch that passes another one through until disrupted: after lose_events()
+/// its running watches hear nothing more (a dead connection), and expire() ends them
+/// with 410 Gone (the server compacted the history meanwhile), so the Reflector
+/// relists and the informer finds what it missed. Lists are never disrupted.
+class DisruptableSource final : public kinformer::ListWatch {
+ public:
+  explicit DisruptableSource(std::shared_ptr<kinformer::ListWatch> inner) : inner_(std::move(inner)) {}
+
+  void list(const kinformer::ListOptions& options, ListCallback done) override {
+    inner_->list(options, std::move(done));
+  }
+
+  std::unique_ptr<kinformer::Watch> watch(const kinformer::WatchOptions& options, EventsCallback on_events,
+                                          ClosedCallback on_closed) override {
+    auto line = std::make_shared<Line>();
+    line->on_closed = std::move(on_closed);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      lines_.push_back(line);
+    }
+    // Callbacks may run before watch() returns (the in-process source): `line` is ready first.
+    line->inner = inner_->watch(
+        options,
+        [line, on_events = std::move(on_events)](std::vector<kinformer::WatchEvent> events) {
+          std::lock_guard<std::mutex> lock(line->mu);
+          if (!line->deaf) on_events(std::move(events));
+        },
+        [line](kinformer::Result<void> result) { line->close(std::move(result)); });
+    return std::make_unique<WatchHandle>(line);
+  }
+
+  std::string resource() const override { return inner_->resource(); }
+
+  /// The running watches deliver nothing from now on.
+  void lose_events() {
+    for (const auto& line : live_lines()) {
+      std::lock_guard<std::mutex> lock(line->mu);
+      line->deaf = true;
+    }
+  }
+
+  /// The running watches end with 410 Gone.
+  void expire() {
+    for (const auto& line : live_lines())
+      line->close(kinformer::Error{kinformer::Errc::gone, "too old resource version"});
+  }
+
+ private:
+  // One watch as the Reflector sees it: on_closed runs at most once, and nothing after it.
+  struct Line {
+    std::mutex mu;  // guards deaf, closed and on_closed; held while delivering
+    bool deaf = false, closed = false;
+    ClosedCallback on_closed;
+    std::unique_ptr<kinformer::Watch> inner;  // set once watch() has it
+
+    void close(kinformer::Result<void> result) {
+      ClosedCallback callback;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (closed) return;
+        closed = deaf = true;
+        callback = std::move(on_closed);
+      }
+      callback(std::move(result));
+    }
+  };
+
+  class WatchHandle final : public kinformer::Watch {
+   public:
+    explicit WatchHandle(std::shared_ptr<Line> line) : line_(std::move(line)) {}
+    ~WatchHandle() override { stop(); }
+    void stop() override {
+      {
+        std::lock_guard<std::mutex> lock(line_->mu);
+        line_->closed = line_->deaf = true;
+      }
+      if (line_->inner) line_->inner->stop();
+    }
+    void pause() override { line_->inner->pause(); }
+    void resume() override { line_->inner->resume(); }
+
+   private:
+    std::shared_ptr<Line> line_;
+  };
+
+  std::vector<std::shared_ptr<Line>> live_lines() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::shared_ptr<Line>> live;
+    for (const auto& weak : lines_)
+      if (auto line = weak.lock()) live.push_back(line);
+    lines_.assign(live.begin(), live.end());  // forget the watches that ended
+    return live;
+  }
+
+  std::shared_ptr<kinformer::ListWatch> inner_;
+  std::mutex mu_;                            // guards lines_
+  std::vector<std::weak_ptr<Line>> lines_;  // the watches started, until seen ended
+};
+
 std::string describe(const kinformer::ObjectPtr& o) {
   auto node = o->field("spec.nodeName");
   auto phase = o->field("status.phase");
@@ -111,10 +212,10 @@ int main() {
   Pods pods{*store, *registry.find("", "v1", "pods")};
   pods.create(pod("web-0", "node-1", "Running"));
   pods.create(pod("web-1", "node-2", "Running"));
-  // The informer reads the store's pods in-process; the fault injector only serves
-  // the disruption at the end (without faults it is transparent).
+  // The informer reads the store's pods in-process; the disruptable wrapper only
+  // matters for the disruption below (until then it is transparent).
   auto in_process = std::make_shared<kinformer::apiserver::StoreListWatch>(store, pods.type);
-  auto source = std::make_shared<kinformer::testing::FaultInjectingListWatch>(in_process);
+  auto source = std::make_shared<DisruptableSource>(in_process);
 
   kinformer::SharedInformerOptions options;
   options.source = source;
@@ -202,12 +303,10 @@ int main() {
   std::this_thread::sleep_for(900ms);  // the first resync falls in here
 
   log("demo", "watch disruption: web-1 deleted unseen, web-3 created unseen, then a relist");
-  const auto next = store->revision() + 1;
-  source->drop_events_at(std::to_string(next));  // the watch never hears of these two
-  source->drop_events_at(std::to_string(next + 1));
+  source->lose_events();  // the watch never hears of these two
   pods.remove("web-1");
   pods.create(pod("web-3", "node-1", "Running"));
-  source->close_watches(kinformer::Error{kinformer::Errc::gone, "too old resource version"});  // 410: relist
+  source->expire();  // 410: relist
   std::this_thread::sleep_for(2000ms);  // the back-off before the relist: 0.8-1.6 s
 
   auto in_shop = informer.indexer().by_index(kinformer::namespace_index, "shop");

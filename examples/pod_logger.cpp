@@ -14,11 +14,9 @@
 // Against a real cluster: --kubeconfig FILE [--context NAME] (or neither: $KUBECONFIG,
 // ~/.kube/config, then the in-cluster service account). Runs until SIGINT/SIGTERM,
 // or for --duration seconds.
-#include <pthread.h>
-
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
-#include <csignal>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +28,7 @@
 #include "actors/shared_informer.hpp"
 #include "runtime/http/http_list_watch.hpp"
 #include "runtime/http/kubeconfig.hpp"
+#include "runtime/stop_signals.hpp"
 
 namespace {
 
@@ -83,12 +82,8 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "pod_logger: watching %s on %s\n", resource.c_str(), config->describe().c_str());
 
-  // Block the stop signals before any thread starts, so only sigtimedwait() below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Block the stop signals before any thread starts, so only the wait below sees them.
+  const kinformer::StopSignals stop_signals;
 
   caf::actor_system_config cfg;
   kinformer::actors::configure_scheduler(cfg);
@@ -120,8 +115,8 @@ int main(int argc, char** argv) {
   else
     std::fprintf(stderr, "pod_logger: not synced after 30 s; still trying\n");
 
-  timespec wait{duration > 0 ? duration : 365L * 24 * 3600, 0};
-  sigtimedwait(&stop_signals, nullptr, &wait);
+  if (duration > 0) (void)stop_signals.wait_for(std::chrono::seconds(duration));
+  else (void)stop_signals.wait();
   informer.stop();
   std::fprintf(stderr, "pod_logger: stopped\n");
   return 0;

@@ -6,7 +6,7 @@
 #include "models/model_error.hpp"
 #include "models/reference_backend.hpp"
 #ifdef KINFORMER_HAVE_ONEDNN
-#include "models/onednn_backend.hpp"
+#include "models/onednn/onednn_backend.hpp"
 #endif
 #ifdef KINFORMER_HAVE_CUDA
 #include "models/cuda/cuda_backend.hpp"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "models/batch_norm.hpp"
 #include "models/model_error.hpp"
 
 namespace kinformer::models::reference {
@@ -240,11 +241,12 @@ Tensor encoder_layer(const EncoderLayerWeights& w, const Tensor& x, const Inform
 Tensor distil_layer(const DistilWeights& w, const Tensor& x) {
   Tensor y = circular_conv3(x, w.conv_weight, w.conv_bias);
   const int64_t b_n = y.dim(0), len = y.dim(1), d = y.dim(2);
+  const std::vector<float> scale = batch_norm_scale(w);
   for (int64_t r = 0; r < b_n * len; ++r) {
     float* yr = row(y, r);
     for (int64_t i = 0; i < d; ++i) {
       const auto c = static_cast<size_t>(i);
-      yr[i] = (yr[i] - w.bn_mean.data[c]) / std::sqrt(w.bn_var.data[c] + 1e-5f) * w.bn_gamma.data[c] + w.bn_beta.data[c];
+      yr[i] = (yr[i] - w.bn_mean.data[c]) * scale[c] + w.bn_beta.data[c];
     }
   }
   elu(y);

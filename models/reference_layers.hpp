@@ -10,7 +10,7 @@
 //   * Attention cores return the context head-major [B, H, L_Q, d_k]; merge_heads
 //     turns it into [B, L_Q, D] with or without `mix` (§3.2).
 // Errors: ModelError for inconsistent shapes (a bug in the caller).
-// Not here: speed (onednn_backend.hpp).
+// Not here: speed (models/onednn/onednn_backend.hpp).
 #pragma once
 
 #include "models/informer_config.hpp"

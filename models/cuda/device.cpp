@@ -1,10 +1,10 @@
 #include "models/cuda/device.hpp"
 
-#include <cmath>
 #include <string>
 #include <tuple>
 #include <utility>
 
+#include "models/batch_norm.hpp"
 #include "models/cuda/cuda_backend.hpp"
 #include "models/cuda/cuda_check.hpp"
 #include "models/cuda/kernels.hpp"
@@ -94,10 +94,7 @@ class Packer {
     out.taps = taps(d.conv_weight);
     out.bias = add(d.conv_bias);
     out.bn_mean = add(d.bn_mean);
-    std::vector<float> scale(d.bn_gamma.data.size());
-    for (size_t c = 0; c < scale.size(); ++c)
-      scale[c] = d.bn_gamma.data[c] / std::sqrt(d.bn_var.data[c] + 1e-5f);
-    out.bn_scale = add(scale);
+    out.bn_scale = add(batch_norm_scale(d));
     out.bn_beta = add(d.bn_beta);
     return out;
   }

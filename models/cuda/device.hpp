@@ -9,7 +9,8 @@
 //   * Weights are uploaded in the constructor into one device allocation; weights
 //     of the 16-bit products also get an fp16/bf16 copy when the precision asks.
 //     Rearranged once: Q|K|V stacked [3D, D]; each k=3 conv split into three taps
-//     [O, C]; the distil BatchNorm reduced to a per-channel scale γ/√(var+ε).
+//     [O, C]; the distil BatchNorm reduced to its per-channel scale
+//     (models/batch_norm.hpp).
 //   * Every device or pinned-host allocation goes through allocate_*() and is
 //     counted (allocations()): "no allocation per call after warm-up" is testable.
 //   * gemm() and softmax() only enqueue (capturable in a CUDA graph).

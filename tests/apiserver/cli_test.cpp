@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/apiserver/kinformer_process.hpp"
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/apiserver/tls_client.hpp"
 
 using namespace std::chrono_literals;

@@ -20,7 +20,7 @@
 
 #include "apiserver/storage/log_format.hpp"
 #include "tests/apiserver/kinformer_process.hpp"
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/support/widget_crd.hpp"
 
 using namespace std::chrono_literals;

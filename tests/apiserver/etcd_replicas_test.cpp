@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "tests/apiserver/kinformer_process.hpp"
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/support/etcd_process.hpp"
 #include "tests/support/eventually.hpp"

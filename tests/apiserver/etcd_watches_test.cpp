@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/support/etcd_process.hpp"
 #include "tests/support/eventually.hpp"

@@ -15,7 +15,7 @@
 #include "apiserver/server.hpp"
 #include "runtime/metrics.hpp"
 #include "tests/apiserver/kinformer_process.hpp"
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 
 using namespace std::chrono_literals;
 

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/server.hpp"
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/support/test_storage.hpp"
 
 namespace kinformer::testing {

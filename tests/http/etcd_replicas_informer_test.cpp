@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tests/apiserver/kinformer_process.hpp"
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/etcd_process.hpp"
 

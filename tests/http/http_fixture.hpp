@@ -23,7 +23,7 @@
 #include "actors/shared_informer.hpp"
 #include "runtime/http/client.hpp"
 #include "runtime/http/http_list_watch.hpp"
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 #include "tests/support/eventually.hpp"
 
 namespace kinformer::testing {

@@ -1,7 +1,11 @@
 # install_consumer.cmake: run by ctest (tests/install/CMakeLists.txt) with cmake -P.
-# Installs the build into WORK_DIR/prefix (fresh each run), builds examples/consumer
-# in WORK_DIR/consumer with only CMAKE_PREFIX_PATH pointing at it, and runs it; any
-# failing step fails the test with that step's output.
+# Installs the build into WORK_DIR/prefix (fresh each run), then configures and builds
+# CONSUMER_SOURCE_DIR in WORK_DIR/build with only CMAKE_PREFIX_PATH pointing at it; any
+# failing step fails the test with that step's output. Optional:
+#   COPY_AS=NAME  build a copy, WORK_DIR/src/NAME, so nothing else of the tree is within
+#                 reach (an example that includes tests/ fails to compile);
+#   RUN=PROGRAM   then run WORK_DIR/build/PROGRAM, print its output, and run the
+#                 installed CLI.
 foreach(var KINFORMER_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX_COMPILER GENERATOR)
   if(NOT ${var})
     message(FATAL_ERROR "install_consumer.cmake: ${var} is not set")
@@ -9,6 +13,11 @@ foreach(var KINFORMER_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX_COMPILER GENERA
 endforeach()
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
+set(source ${CONSUMER_SOURCE_DIR})
+if(COPY_AS)
+  set(source ${WORK_DIR}/src/${COPY_AS})
+  file(COPY ${CONSUMER_SOURCE_DIR}/ DESTINATION ${source})
+endif()
 
 function(step what)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -32,9 +41,11 @@ set(launcher "")
 if(CXX_LAUNCHER)
   set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})
 endif()
-step("configuring the consumer" ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${WORK_DIR}/consumer -G ${GENERATOR}
+step("configuring ${source}" ${CMAKE_COMMAND} -S ${source} -B ${WORK_DIR}/build -G ${GENERATOR}
      -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${launcher})
-step("building the consumer" ${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
-step("running the consumer" ${WORK_DIR}/consumer/consumer)
-message("${step_output}")
-step("running the installed CLI" ${prefix}/bin/kinformer version)
+step("building ${source}" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+if(RUN)
+  step("running ${RUN}" ${WORK_DIR}/build/${RUN})
+  message("${step_output}")
+  step("running the installed CLI" ${prefix}/bin/kinformer version)
+endif()

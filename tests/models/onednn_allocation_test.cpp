@@ -5,7 +5,7 @@
 // of ~44 bytes per forecast); no tensor, scratchpad or plan buffer is allocated.
 #include <catch2/catch.hpp>
 
-#include "models/onednn_backend.hpp"
+#include "models/onednn/onednn_backend.hpp"
 #include "tests/models/allocation_counter.hpp"
 #include "tests/models/golden_support.hpp"
 #include "tests/support/heap_in_use.hpp"

@@ -1,4 +1,4 @@
-// bf16 precision of the oneDNN backend (models/onednn_backend.hpp): opt-in, close
+// bf16 precision of the oneDNN backend (models/onednn/onednn_backend.hpp): opt-in, close
 // to fp32, refused by backends that do not implement it.
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 
 #include "models/backend.hpp"
 #include "models/model_error.hpp"
-#include "models/onednn_backend.hpp"
+#include "models/onednn/onednn_backend.hpp"
 #include "tests/models/small_config.hpp"
 
 namespace models = kinformer::models;

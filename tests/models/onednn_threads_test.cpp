@@ -1,4 +1,4 @@
-// The oneDNN backend's thread count per batch (models/onednn_backend.hpp): small
+// The oneDNN backend's thread count per batch (models/onednn/onednn_backend.hpp): small
 // batches run on the calling thread alone, larger ones on all OpenMP threads, and
 // the caller's thread count is left as it was.
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <omp.h>
 
 #include "models/backend.hpp"
-#include "models/onednn_backend.hpp"
+#include "models/onednn/onednn_backend.hpp"
 #include "tests/models/small_config.hpp"
 
 namespace models = kinformer::models;

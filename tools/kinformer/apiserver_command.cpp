@@ -4,22 +4,19 @@
 //   kubectl --server http://127.0.0.1:8080 get pods
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
 #include <string_view>
 
-#include <pthread.h>
-
 #include "apiserver/server.hpp"
 #include "apiserver/server_metrics.hpp"
 #include "runtime/log.hpp"
 #include "runtime/metrics.hpp"
 #include "runtime/metrics_server.hpp"
+#include "runtime/stop_signals.hpp"
 #include "tools/kinformer/command.hpp"
-#include "tools/kinformer/stop_signals.hpp"
 
 namespace {
 
@@ -228,7 +225,7 @@ int run_apiserver(int argc, char** argv) {
   }
 
   // Block the stop signals before any thread starts, so only the wait below sees them.
-  const sigset_t stop_signals = kinformer::cli::block_stop_signals();
+  const kinformer::StopSignals stop_signals;
 
   // The server's own metrics (apiserver/server_metrics.hpp), in the process's default registry.
   if (serve_metrics) options.observer = std::make_shared<kinformer::apiserver::ServerMetrics>(kinformer::default_registry());
@@ -262,7 +259,7 @@ int run_apiserver(int argc, char** argv) {
     std::fflush(stdout);
     kinformer::log::info("apiserver", "serving metrics", {{"port", *bound}, {"paths", "/metrics /healthz /readyz"}});
   }
-  const char* signal_name = kinformer::cli::wait_for_stop_signal(stop_signals);
+  const char* signal_name = stop_signals.wait();
   kinformer::log::info("apiserver", "shutting down", {{"signal", signal_name}});
   metrics.stop();
   if (auto stopped = server.stop(); !stopped) {

@@ -17,8 +17,8 @@
 #include "actors/scheduler.hpp"
 #include "models/openmp_env.hpp"
 #include "runtime/log.hpp"
+#include "runtime/stop_signals.hpp"
 #include "tools/kinformer/command.hpp"
-#include "tools/kinformer/stop_signals.hpp"
 
 namespace {
 
@@ -104,7 +104,7 @@ int run_serve_inference(int argc, char** argv) {
     return 2;
   }
   // Before the actor system starts its threads, so only the wait below sees the stop signals.
-  const sigset_t stop = cli::block_stop_signals();
+  const StopSignals stop;
   caf::actor_system_config cfg;
   cfg.load<caf::io::middleman>();
   actors::configure_scheduler(cfg);
@@ -125,7 +125,7 @@ int run_serve_inference(int argc, char** argv) {
   }
   std::printf("serving inference on %s:%u\n", host.c_str(), static_cast<unsigned>(*published));
   std::fflush(stdout);
-  kinformer::log::info("serve-inference", "stopping", {{"signal", cli::wait_for_stop_signal(stop)}});
+  kinformer::log::info("serve-inference", "stopping", {{"signal", stop.wait()}});
   (void)system.middleman().unpublish(*inference, *published);
   caf::anon_send_exit(*inference, caf::exit_reason::user_shutdown);
   return 0;

@@ -18,8 +18,6 @@
 #include <string_view>
 #include <vector>
 
-#include <signal.h>
-
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <nlohmann/json.hpp>
@@ -34,8 +32,8 @@
 #include "runtime/metrics.hpp"
 #include "runtime/metrics_server.hpp"
 #include "runtime/selector.hpp"
+#include "runtime/stop_signals.hpp"
 #include "tools/kinformer/command.hpp"
-#include "tools/kinformer/stop_signals.hpp"
 
 namespace {
 
@@ -272,7 +270,7 @@ int run_watch(int argc, char** argv) {
   }
 
   // Block the stop signals before any thread starts, so only the wait below sees them.
-  const sigset_t stop_signals = kinformer::cli::block_stop_signals();
+  const kinformer::StopSignals stop_signals;
   auto client = kinformer::http::Client::create(config.value());
   if (!client) {
     kinformer::log::error("watch", "cannot make a client", {{"error", client.error().message}});
@@ -335,10 +333,9 @@ int run_watch(int argc, char** argv) {
 
   // Wait for a stop signal, saying once when the cache has synced.
   bool said_synced = false;
-  int signal_number = 0;
-  while (signal_number <= 0) {
-    timespec tick{0, 100 * 1000 * 1000};
-    signal_number = sigtimedwait(&stop_signals, nullptr, &tick);
+  const char* signal_name = nullptr;
+  while (!signal_name) {
+    signal_name = stop_signals.wait_for(std::chrono::milliseconds(100));
     if (!said_synced && informer.has_synced()) {
       said_synced = true;
       kinformer::log::info(
@@ -348,7 +345,7 @@ int run_watch(int argc, char** argv) {
   }
   kinformer::log::info(
       "watch", "stopping",
-      {{"signal", signal_number == SIGINT ? "SIGINT" : "SIGTERM"}, {"informer", informer.name()}});
+      {{"signal", signal_name}, {"informer", informer.name()}});
   informer.stop();
   metrics.stop();
   printer.summary(added, updated, deleted, informer.metrics().relists(), informer.indexer().size());

@@ -1,4 +1,4 @@
-#include "tests/apiserver/loopback_http.hpp"
+#include "tests/support/loopback_http.hpp"
 
 #include <algorithm>
 #include <cerrno>

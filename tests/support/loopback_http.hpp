@@ -1,4 +1,4 @@
-// tests/apiserver/loopback_http.hpp
+// tests/support/loopback_http.hpp
 //
 // A tiny blocking HTTP/1.1 client over POSIX sockets for the API server's tests
 // and bench: one request per connection, and watch streams read line by line.

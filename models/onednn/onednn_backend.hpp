@@ -1,4 +1,4 @@
-// models/onednn_backend.hpp
+// models/onednn/onednn_backend.hpp
 //
 // OneDnnBackend: the Informer forward pass on oneDNN 2.6 CPU primitives
 // (deps-notes.md §4): matmul for every Linear and the attention products (bias,
@@ -28,16 +28,19 @@
 //     context products, softmax, LayerNorm, ProbSparse selection and every
 //     residual stay fp32. oneDNN picks AMX / AVX512_BF16 kernels where the CPU has
 //     them and emulates (slowly) where it does not.
-// Heavy headers (dnnl.hpp) stay in the .cpp.
+// Where: the weights rearranged once (models/onednn/weights.hpp), the primitive
+// wrappers (primitives.hpp), the forward pass as plan steps (graph.hpp), the plans
+// per shape (plan_cache.hpp). Heavy headers (dnnl.hpp) stay out of this one.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <tuple>
 
 #include "models/backend.hpp"
 
 namespace kinformer::models {
+namespace onednn {
+class PlanCache;
+}  // namespace onednn
 
 class OneDnnBackend final : public Backend {
  public:
@@ -52,11 +55,7 @@ class OneDnnBackend final : public Backend {
   int threads_for(int64_t batch) const;
 
   /// Number of cached execution plans (one per distinct input shape).
-  size_t plan_count() const { return plans_.size(); }
-
-  // Defined in the .cpp only (public so its file-local builders can name them).
-  struct Engine;
-  struct Plan;
+  size_t plan_count() const;
 
  protected:
   void run(const ForecastInput& in, Tensor& out, ProbSparseSampler& sampler, Trace* trace) override;
@@ -64,8 +63,7 @@ class OneDnnBackend final : public Backend {
  private:
   Precision precision_;
   int64_t serial_max_batch_;
-  std::unique_ptr<Engine> engine_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::unique_ptr<Plan>> plans_;
+  std::unique_ptr<onednn::PlanCache> plans_;
 };
 
 }  // namespace kinformer::models
