@@ -33,6 +33,7 @@
 #include "apiserver/store.hpp"
 #include "apiserver/store_list_watch.hpp"
 #include "tests/support/fault_injecting_list_watch.hpp"
+#include "tools/help_option.hpp"
 
 namespace {
 
@@ -97,7 +98,12 @@ std::string describe(const kinformer::ObjectPtr& o) {
 
 }  // namespace
 
-int main() {
+constexpr const char* usage =
+    "usage: informer_demo   (no options: a live informer beside an in-memory API server store;\n"
+    "                       ends by itself after about 6 seconds)\n";
+
+int main(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   caf::actor_system_config cfg;
   kinformer::actors::configure_scheduler(cfg);
   kinformer::actors::register_errors(cfg);
