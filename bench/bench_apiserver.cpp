@@ -39,6 +39,7 @@
 #include "apiserver/server.hpp"
 #include "tests/support/etcd_process.hpp"
 #include "tests/support/loopback_http.hpp"
+#include "runtime/help_option.hpp"
 
 namespace {
 
@@ -371,7 +372,11 @@ void bench_storage(int clients, int per_client, int watchers, int events, int li
 
 }  // namespace
 
+constexpr const char* usage =
+    "usage: bench_apiserver [NAME]   (only the benchmarks whose name contains NAME)\n";
+
 int main(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   auto wanted = [&](const char* name) { return argc < 2 || std::strstr(name, argv[1]) != nullptr; };
   rlimit limit{};
   getrlimit(RLIMIT_NOFILE, &limit);

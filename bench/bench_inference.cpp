@@ -18,9 +18,7 @@
 //     actor's own overhead around a batch (InferenceMetrics).
 //   Every line carries load1, the machine's 1-minute load average at its end.
 //
-// usage: bench_inference [--seconds 10] [--rate 50] [--max-delay-ms 5] [--precision fp32|bf16]
-//                        [--only saturation|latency] [--scheduler kinformer|caf-default]
-//                        [--serial-max-batch N]
+// Options: `bench_inference --help` (the usage text below).
 // --scheduler caf-default leaves CAF's scheduler as it is (2 threads), for comparison
 // with actors::configure_scheduler (the default). --serial-max-batch:
 // InferenceOptions::serial_max_batch (0: every batch on all OpenMP threads).
@@ -50,6 +48,7 @@
 #include "models/informer_weights.hpp"
 #include "models/openmp_env.hpp"
 #include "tests/support/forecast_windows.hpp"
+#include "runtime/help_option.hpp"
 
 namespace actors = kinformer::actors;
 namespace models = kinformer::models;
@@ -138,7 +137,13 @@ double offline_samples_per_s(models::Backend& backend, const std::vector<actors:
 
 }  // namespace
 
+constexpr const char* usage =
+    "usage: bench_inference [--seconds 10] [--rate 50] [--max-delay-ms 5] [--precision fp32|bf16]\n"
+    "                       [--only saturation|latency] [--scheduler kinformer|caf-default]\n"
+    "                       [--serial-max-batch N]\n";
+
 int main(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   models::reexec_with_passive_wait_policy(argv);
   double seconds = 10, rate = 50;
   const int rounds = 10;
@@ -164,7 +169,7 @@ int main(int argc, char** argv) {
     else if (k == "--serial-max-batch")
       serial_max_batch = std::atoll(v.c_str());
     else {
-      std::fprintf(stderr, "bench_inference: unknown option %s\n", k.c_str());
+      std::fprintf(stderr, "bench_inference: unknown option %s\n%s", k.c_str(), usage);
       return 2;
     }
   }

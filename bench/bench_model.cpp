@@ -4,10 +4,7 @@
 // samples/s; progress on stderr. The slow reference backend gets fewer runs at
 // large sizes (runs < 5 is then marked with "note").
 //
-// usage: bench_model [--backend onednn|reference|cuda|all (default: what can run here)] [--seq-lens
-// 96,192,336,720]
-//                    [--batches 1,32,64] [--runs 5]
-//                    [--precisions fp32,tf32,fp16,bf16] [--graphs on|off|both] [--accuracy on]
+// Options: `bench_model --help` (the usage text below).
 // cuda: one line per (precision, graphs) as well; --accuracy on adds, per seq_len and
 // precision, the scaled max error against the reference backend at batch 2 (with a
 // fixed ProbSparse selection, and with each backend's own selection).
@@ -36,6 +33,7 @@
 #include "models/informer_weights.hpp"
 #include "models/model_error.hpp"
 #include "models/prob_sparse.hpp"
+#include "runtime/help_option.hpp"
 
 namespace models = kinformer::models;
 
@@ -161,7 +159,14 @@ void print_bf16_point(models::Backend& bf16, const Inputs& in, const models::Ten
   std::fflush(stdout);
 }
 
+constexpr const char* usage =
+    "usage: bench_model [--backend onednn|reference|cuda|all] [--seq-lens 96,192,336,720]\n"
+    "                   [--batches 1,32,64] [--runs 5] [--precisions fp32,tf32,fp16,bf16]\n"
+    "                   [--graphs on|off|both] [--accuracy on|off] [--precision fp32|both]\n"
+    "--backend all (the default): every backend that can run here.\n";
+
 int main(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   std::string backend_arg = "all";
   std::vector<int> seq_lens = {96, 192, 336, 720}, batches = {1, 32, 64};
   int runs_wanted = 5;
@@ -188,7 +193,7 @@ int main(int argc, char** argv) {
     else if (k == "--precision" && (v == "fp32" || v == "both"))
       onednn_bf16 = v == "both";
     else {
-      std::fprintf(stderr, "bench_model: unknown option or value: %s %s\n", k.c_str(), v.c_str());
+      std::fprintf(stderr, "bench_model: unknown option or value: %s %s\n%s", k.c_str(), v.c_str(), usage);
       return 2;
     }
   }

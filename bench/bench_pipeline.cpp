@@ -69,6 +69,7 @@
 #include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "tests/support/fake_source.hpp"
+#include "runtime/help_option.hpp"
 
 namespace {
 
@@ -405,13 +406,16 @@ void print(const std::string& head, const Summary& s, const std::string& tail = 
 
 }  // namespace
 
+constexpr const char* usage = "usage: bench_pipeline [events > 0 (20000)] [runs > 0 (5)] [slow]\n";
+
 int main(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   std::size_t events = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 20000;
   std::size_t runs = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 5;
   // "slow": only the slow_handler lines (they take the longest to set up).
   const bool only_slow = argc > 3 && std::string(argv[3]) == "slow";
   if (events == 0 || runs == 0) {
-    std::cerr << "usage: bench_pipeline [events > 0] [runs > 0]\n";
+    std::cerr << usage;
     return 2;
   }
   caf::actor_system_config cfg;

@@ -11,8 +11,7 @@
 //       same detail::StoreCore);
 //   (d) memory: bytes per cached Pod (100k distinct copies of the template) in the
 //       Indexer and in the FIFO's known view, from mallinfo2 deltas.
-// Usage: bench_runtime [pod.json]   (default ../shared/examples/deps/pod.json from
-// the repo root). Takes well under a minute on 2 cores.
+// Usage: `bench_runtime --help`. Takes well under a minute on 2 cores.
 #include <malloc.h>
 
 #include <algorithm>
@@ -37,6 +36,7 @@
 #include "runtime/indexer.hpp"
 #include "runtime/object.hpp"
 #include "runtime/store_core.hpp"
+#include "runtime/help_option.hpp"
 
 namespace {
 
@@ -431,7 +431,11 @@ void bench_memory(const std::string& tmpl) {
 
 }  // namespace
 
+constexpr const char* usage =
+    "usage: bench_runtime [pod.json]   (default ../shared/examples/deps/pod.json from the repo root)\n";
+
 int main(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   std::string path = argc > 1 ? argv[1] : "../shared/examples/deps/pod.json";
   std::string tmpl = load_file(path);
   if (tmpl.empty() && argc <= 1) {

@@ -29,9 +29,7 @@
 // cpu_ratio = client-go CPU / ours, memory_ratio = client-go RSS / ours; the
 // goals (issue 29) are checked by reading these lines, not by the bench.
 //
-// Usage: bench_vs_client_go [--short] [--phases idle,rate,list,relist] [--rates 100,1000,10000]
-//          [--seconds 10] [--idle-seconds 10] [--lists 20000,150000] [--keys 1000]
-//          [--object-bytes 1024] [--peer PATH] [--caf --scheduler.policy=sharing ...]
+// Usage: `bench_vs_client_go --help` (the usage text below).
 // --short is the CI form (about 20 s): idle 2 s, 100 and 1000 writes/s for 2 s,
 // a list and relist of 2000 pods. Without the peer binary (--peer, else
 // $KINFORMER_CLIENT_GO_PEER, else ../shared/bin/client-go-peer beside the source
@@ -60,6 +58,7 @@
 #include "bench/vs_client_go/process_stats.hpp"
 #include "bench/vs_client_go/stamped_writer.hpp"
 #include "tests/support/child_process.hpp"
+#include "runtime/help_option.hpp"
 
 namespace {
 
@@ -96,6 +95,11 @@ std::string default_peer() {
   return std::string(KINFORMER_SOURCE_DIR) + "/../shared/bin/client-go-peer";
 }
 
+constexpr const char* usage =
+    "usage: bench_vs_client_go [--short] [--phases idle,rate,list,relist] [--rates 100,1000,10000]\n"
+    "         [--seconds 10] [--idle-seconds 10] [--lists 20000,150000] [--keys 1000]\n"
+    "         [--object-bytes 1024] [--peer PATH] [--caf --scheduler.policy=sharing ...]\n";
+
 std::optional<Options> parse(int argc, char** argv) {
   Options o;
   o.peer = default_peer();
@@ -130,8 +134,7 @@ std::optional<Options> parse(int argc, char** argv) {
       o.caf.assign(argv + i + 1, argv + argc);
       break;
     } else {
-      std::fprintf(stderr, "bench_vs_client_go: bad or incomplete option '%s' (see the top of the source)\n",
-                   arg.c_str());
+      std::fprintf(stderr, "bench_vs_client_go: bad or incomplete option '%s'\n%s", arg.c_str(), usage);
       return std::nullopt;
     }
   }
@@ -415,6 +418,7 @@ class Bench {
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--counting-informer") == 0)
     return kinformer::bench::counting_informer_main(argc, argv);
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   auto options = parse(argc, argv);
   if (!options) return 2;
   std::signal(SIGPIPE, SIG_IGN);

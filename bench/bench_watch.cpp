@@ -26,8 +26,7 @@
 //                     Expired) relative to the steady RSS before it.
 //
 // Output: one JSON object per line on stdout; progress on stderr.
-// Usage: bench_watch [events=20000] [objects=100000] [runs=3] [rate=10000]
-//        (BENCH_ONLY=<name> runs one line; BENCH_HIGH_WATER_MARK, see Pipeline)
+// Usage: `bench_watch --help` (BENCH_HIGH_WATER_MARK: see Pipeline).
 #include <simdjson.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -60,6 +59,7 @@
 #include "actors/shared_informer.hpp"
 #include "apiserver/server.hpp"
 #include "runtime/http/http_list_watch.hpp"
+#include "runtime/help_option.hpp"
 
 namespace {
 
@@ -384,7 +384,12 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+constexpr const char* usage =
+    "usage: bench_watch [events=20000] [objects=100000] [runs=3] [rate=10000]\n"
+    "       (BENCH_ONLY=<name> runs one line)\n";
+
 int main(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   const std::size_t events = argc > 1 ? std::strtoul(argv[1], nullptr, 10) : 20000;
   const std::size_t objects = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 100000;
   const int runs = argc > 3 ? std::atoi(argv[3]) : 3;

@@ -45,6 +45,7 @@
 #include "models/ett_dataset.hpp"
 #include "models/informer_config.hpp"
 #include "models/openmp_env.hpp"
+#include "runtime/help_option.hpp"
 
 namespace {
 
@@ -130,10 +131,7 @@ void progress_bar(long done, long total, double seconds) {
 int main(int argc, char** argv) {
   models::reexec_with_passive_wait_policy(argv);
   Options o;
-  if (argc == 2 && std::string_view(argv[1]) == "--help") {
-    std::fputs(usage, stdout);
-    return 0;
-  }
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   if (!parse(argc, argv, o)) {
     std::fprintf(stderr, "ett_replay: bad or missing options\n%s", usage);
     return 2;

@@ -40,6 +40,7 @@
 #include "models/ett_dataset.hpp"
 #include "models/model_error.hpp"
 #include "models/openmp_env.hpp"
+#include "runtime/help_option.hpp"
 #include "runtime/stop_signals.hpp"
 
 namespace {
@@ -143,10 +144,7 @@ std::string describe(const fc::WrittenForecast& w) {
 int main(int argc, char** argv) {
   kinformer::models::reexec_with_passive_wait_policy(argv);
   Options o;
-  if (argc == 2 && std::string_view(argv[1]) == "--help") {
-    std::fputs(usage, stdout);
-    return 0;
-  }
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   if (!parse(argc, argv, o)) {
     std::fprintf(stderr, "forecast_pipeline: bad options\n%s", usage);
     return 2;

@@ -34,6 +34,7 @@
 #include "apiserver/resources.hpp"
 #include "apiserver/store.hpp"
 #include "apiserver/store_list_watch.hpp"
+#include "runtime/help_option.hpp"
 #include "runtime/list_watch.hpp"
 
 namespace {
@@ -198,7 +199,12 @@ std::string describe(const kinformer::ObjectPtr& o) {
 
 }  // namespace
 
-int main() {
+constexpr const char* usage =
+    "usage: informer_demo   (no options: a live informer beside an in-memory API server store;\n"
+    "                       ends by itself after about 6 seconds)\n";
+
+int main(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, usage)) return 0;
   caf::actor_system_config cfg;
   kinformer::actors::configure_scheduler(cfg);
   kinformer::actors::register_errors(cfg);

@@ -2,6 +2,9 @@
 // API server over HTTP (runtime/http/client.hpp), at a target rate, with a progress
 // line on stderr each second and a final report on stdout (issue 8, item 7).
 //   kinformer loadgen --server http://127.0.0.1:8080 --objects 200 --rate 500 --duration 10
+// A run takes over the loadgen-N objects an earlier run left in the namespace (issue 31):
+// they join its working set and its new names start after theirs, so it never creates a
+// name that exists.
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -13,9 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/http/api_status.hpp"
 #include "runtime/http/client.hpp"
 #include "runtime/http/http_list_watch.hpp"
 #include "runtime/http/kubeconfig.hpp"
+#include "runtime/http/list_decoder.hpp"
 #include "runtime/log.hpp"
 #include "tools/kinformer/command.hpp"
 
@@ -28,6 +33,7 @@ constexpr const char* usage =
     "\n"
     "Creates, updates and deletes ConfigMaps named loadgen-N on an API server at a\n"
     "target rate, prints a progress line on stderr each second and a report at the end.\n"
+    "The loadgen-N objects of an earlier run are taken over: updated and deleted like its own.\n"
     "\n"
     "options:\n"
     "  --server URL           the API server (else the kubeconfig's)\n"
@@ -72,6 +78,37 @@ struct Tally {
 std::string configmap(const std::string& name, const std::string& payload) {
   return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
          R"(","labels":{"app":"loadgen"}},"data":{"payload":")" + payload + "\"}}";
+}
+
+// The loadgen-N ConfigMaps already in the collection (an earlier run's), and the first N
+// after theirs.
+struct Leftovers {
+  std::vector<std::string> names;
+  std::uint64_t next_name = 0;
+};
+
+kinformer::Result<Leftovers> earlier_objects(const std::shared_ptr<kinformer::http::Client>& client,
+                                             const std::string& collection) {
+  kinformer::http::Request request;
+  request.target = collection + "?labelSelector=" + kinformer::http::url_encode("app=loadgen");
+  auto response = client->request_sync(request);
+  if (!response) return response.error();
+  if (response->status != 200)
+    return kinformer::http::error_from_response(response->status, response->body, response->retry_after);
+  auto list = kinformer::http::decode_list(response->body, response->body.capacity());
+  if (!list) return list.error();
+  Leftovers leftovers;
+  constexpr std::string_view prefix = "loadgen-";
+  for (const auto& object : list->items) {
+    const std::string_view name = object->name();
+    if (name.substr(0, prefix.size()) != prefix || name.size() == prefix.size()) continue;
+    const std::string suffix(name.substr(prefix.size()));
+    // at most 18 digits: stoull cannot overflow on a name someone else made
+    if (suffix.size() > 18 || suffix.find_first_not_of("0123456789") != std::string::npos) continue;
+    leftovers.names.emplace_back(name);
+    leftovers.next_name = std::max<std::uint64_t>(leftovers.next_name, std::stoull(suffix) + 1);
+  }
+  return leftovers;
 }
 
 double percentile(std::vector<double> values, double p) {
@@ -150,10 +187,19 @@ int run_loadgen(int argc, char** argv) {
   kinformer::log::info("loadgen", "starting",
                        {{"server", config->describe()}, {"namespace", ns}, {"rate", o.rate}, {"duration_s", o.duration}});
 
+  auto leftovers = earlier_objects(client.value(), collection);
+  if (!leftovers) {
+    kinformer::log::error("loadgen", "listing earlier loadgen objects: " + leftovers.error().to_string());
+    return 1;
+  }
+  if (!leftovers->names.empty())
+    kinformer::log::info("loadgen", "taking over an earlier run's objects", {{"objects", leftovers->names.size()}});
+
   std::mt19937_64 random(o.seed);
   std::uniform_real_distribution<double> coin(0, 1);
-  std::vector<std::string> live;  // names of the objects this run created and did not delete
-  std::uint64_t next_name = 0, version = 0;
+  // names of the live objects: taken over from an earlier run, or created by this one
+  std::vector<std::string> live = std::move(leftovers->names);
+  std::uint64_t next_name = leftovers->next_name, version = 0;
   Tally tally;
   const auto payload = [&] {
     std::string text(static_cast<std::size_t>(o.object_size), 'x');

@@ -2,10 +2,12 @@
 #include <cstdio>
 
 #include "tools/kinformer/command.hpp"
+#include "runtime/help_option.hpp"
 
 namespace {
 
-int run_version(int, char**) {
+int run_version(int argc, char** argv) {
+  if (kinformer::cli::answered_help(argc, argv, "usage: kinformer version   (prints the tool's version)\n")) return 0;
   std::printf("kinformer %s\n", KINFORMER_VERSION);
   return 0;
 }
