@@ -37,9 +37,9 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/server.hpp"
+#include "runtime/help_option.hpp"
 #include "tests/support/etcd_process.hpp"
 #include "tests/support/loopback_http.hpp"
-#include "runtime/help_option.hpp"
 
 namespace {
 
