@@ -48,10 +48,14 @@ Result<void> DeltaFIFO::delete_object(ObjectPtr object) {
 
 Result<void> DeltaFIFO::replace(std::vector<ObjectPtr> list, std::string_view /*resource_version*/) {
   const DeltaType action = options_.emit_delta_type_replaced ? DeltaType::replaced : DeltaType::sync;
-  // Listed keys are stamped with this call's number instead of being collected in a
-  // set: for a 150k-pod list that set cost a hash and a node per key (~7 MB at peak).
-  const std::uint64_t generation = ++replaces_;
-  std::size_t listed = 0;  // distinct keys
+  // Which keys were listed, without a set of them (for a 150k-pod list that set cost
+  // a hash and a node per key, ~7 MB at peak): a listed key that was queued before
+  // has grown by a delta (a listed delta is never a deletion, so nothing folds it
+  // away), and every key queued after those was new, so listed.
+  const std::size_t queued_before = queue_.size();
+  std::vector<std::size_t> sizes_before;
+  sizes_before.reserve(queued_before);
+  for (const Item* item : queue_) sizes_before.push_back(item->deltas.size());
   items_.reserve(items_.size() + list.size());
   if (options_.track_known_objects) known_.reserve(list.size());  // every listed key is known once popped
   for (ObjectPtr& object : list) {
@@ -62,18 +66,19 @@ Result<void> DeltaFIFO::replace(std::vector<ObjectPtr> list, std::string_view /*
       if (!transformed) return std::move(transformed).error();
       object = std::move(transformed).value();
     }
-    Item& item = append(Delta{action, std::move(object), nullptr});
-    if (item.listed_in != generation) {
-      item.listed_in = generation;
-      ++listed;
-    }
+    append(Delta{action, std::move(object), nullptr});
   }
+  std::size_t listed = queue_.size() - queued_before;  // distinct keys
 
   std::size_t deletions = 0;
   // Queued but gone: the tombstone carries the newest queued state. A key whose
   // deltas already end in a deletion gets one too; push_deduped folds it away.
-  for (Item* item : queue_) {
-    if (item->listed_in == generation) continue;
+  for (std::size_t i = 0; i < queued_before; ++i) {
+    Item* item = queue_[i];
+    if (item->deltas.size() != sizes_before[i]) {
+      ++listed;
+      continue;
+    }
     ObjectPtr last = item->deltas.back().newest_object();
     push_deduped(item->deltas, tombstone_delta(item->key, std::move(last)));
     ++deletions;
@@ -201,20 +206,18 @@ Result<void> DeltaFIFO::enqueue(DeltaType type, ObjectPtr object, bool transform
   return {};
 }
 
-DeltaFIFO::Item& DeltaFIFO::append(Delta delta) {
+void DeltaFIFO::append(Delta delta) {
   const std::string_view key = delta.key();
   if (auto it = items_.find(key); it != items_.end()) {
     push_deduped(it->second->deltas, std::move(delta));
-    return *it->second;
+    return;
   }
   auto item = std::make_unique<Item>();
   item->key = std::string(key);
   item->deltas.push_back(std::move(delta));
-  Item& queued = *item;
   queue_.push_back(item.get());
   const std::string_view stable_key = item->key;
   items_.emplace(stable_key, std::move(item));
-  return queued;
 }
 
 void DeltaFIFO::push_deduped(Deltas& deltas, Delta delta) {

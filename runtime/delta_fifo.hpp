@@ -32,7 +32,6 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -137,15 +136,14 @@ class DeltaFIFO {
   // std::string's small-string buffer) stay put: items_ and queue_ refer to them.
   struct Item {
     std::string key;
-    Deltas deltas;               // never empty while queued
-    std::uint64_t listed_in = 0;  // the replace() (replaces_ count) that last listed the key
+    Deltas deltas;  // never empty while queued
   };
 
   /// Appends one delta for `object`'s key (transformed first when `transform`),
   /// applying the dedup rule and queueing the key if it is new.
   [[nodiscard]] Result<void> enqueue(DeltaType type, ObjectPtr object, bool transform);
   /// Appends `delta` under its key with the dedup rule; queues the key if new.
-  Item& append(Delta delta);
+  void append(Delta delta);
   /// Appends to a queued key's deltas; if the last two are deletions, keeps one.
   static void push_deduped(Deltas& deltas, Delta delta);
   /// Removes the oldest key and returns its deltas with the initial-list flag.
@@ -157,7 +155,6 @@ class DeltaFIFO {
   std::deque<Item*> queue_;  // no dups; in queue_ iff in items_; owned by items_
   std::unordered_map<std::string_view, std::unique_ptr<Item>> items_;  // key views into Item::key
   detail::ObjectSet known_;  // key -> last popped object (deleted keys erased)
-  std::uint64_t replaces_ = 0;  // replace() calls so far
   bool populated_ = false;
   std::size_t initial_population_count_ = 0;  // keys of the first replace() not yet popped
   bool closed_ = false;
