@@ -18,8 +18,9 @@
 //     (queued keys in queue order, then known keys in no particular order);
 //     the first replace() sets the initial population; has_synced() is true once
 //     it has been popped completely (or at once if the first call was not a replace).
-//   * The known view costs ~20–40 B per key (22 B measured for 100k Pods: a flat
-//     table of the shared ObjectPtr, runtime/object_set.hpp); queued keys cost
+//   * The known view costs ~23–46 B per key (26 B for 100k Pods: 131072 slots of
+//     the shared ObjectPtr and its key's 32-bit hash, runtime/object_set.hpp; 22 B
+//     measured before the hash was kept); queued keys cost
 //     their Deltas plus one key copy. bench_runtime (2 loaded vCPUs, 4 runs):
 //     1.5–3.8 M add+pop ops/s (add 20k Pods, then pop them), 3.1–7.6 M ops/s
 //     for update + pop_batch(64) on known keys.

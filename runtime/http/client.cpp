@@ -23,6 +23,51 @@ using detail::Connection;
 constexpr std::size_t padding = 64;  // simdjson::SIMDJSON_PADDING, without its header here
 constexpr std::size_t max_error_body = 64 * 1024;
 
+// A string body whose reader leaves simdjson's padding after the bytes: Beast's
+// string_body reserves exactly Content-Length, so padding it after the read
+// reallocated and copied every list page (about 10 % of a 150k-pod list's CPU).
+struct PaddedStringBody {
+  using value_type = std::string;
+
+  class reader {
+   public:
+    template <bool is_request, class Fields>
+    reader(bhttp::header<is_request, Fields>&, value_type& body) : body_(body) {}
+
+    void init(const boost::optional<std::uint64_t>& length, beast::error_code& ec) {
+      ec = {};
+      if (!length) return;
+      if (*length > body_.max_size() - padding) {
+        ec = bhttp::error::buffer_overflow;
+        return;
+      }
+      body_.reserve(static_cast<std::size_t>(*length) + padding);
+    }
+
+    template <class ConstBufferSequence>
+    std::size_t put(const ConstBufferSequence& buffers, beast::error_code& ec) {
+      const std::size_t size = net::buffer_size(buffers);
+      if (size > body_.max_size() - padding - body_.size()) {
+        ec = bhttp::error::buffer_overflow;
+        return 0;
+      }
+      for (auto piece : beast::buffers_range_ref(buffers))
+        body_.append(static_cast<const char*>(piece.data()), piece.size());
+      ec = {};
+      return size;
+    }
+
+    // Only a body without Content-Length (chunked) can end without its padding.
+    void finish(beast::error_code& ec) {
+      ec = {};
+      if (body_.capacity() < body_.size() + padding) body_.reserve(body_.size() + padding);
+    }
+
+   private:
+    value_type& body_;
+  };
+};
+
 std::string describe_read_error(const beast::error_code& ec) {
   if (ec == beast::error::timeout) return "timed out";
   if (ec == bhttp::error::partial_message) return "the stream was cut off inside a chunk (truncated)";
@@ -42,7 +87,7 @@ struct Client::Impl {
 
   struct RequestOp {
     bhttp::request<bhttp::string_body> request;
-    std::unique_ptr<bhttp::response_parser<bhttp::string_body>> parser;
+    std::unique_ptr<bhttp::response_parser<PaddedStringBody>> parser;
     std::function<void(Result<Response>)> done;
     bool retried = false;
   };
@@ -125,7 +170,7 @@ struct Client::Impl {
   }
 
   void send(std::shared_ptr<RequestOp> op, std::shared_ptr<Connection> connection, bool reused) {
-    op->parser = std::make_unique<bhttp::response_parser<bhttp::string_body>>();
+    op->parser = std::make_unique<bhttp::response_parser<PaddedStringBody>>();
     op->parser->body_limit(config.max_list_bytes);
     connection->tcp().expires_after(config.request_timeout);
     connection->visit([&](auto& stream) {
@@ -149,8 +194,7 @@ struct Client::Impl {
     Response response;
     response.status = message.result_int();
     response.retry_after = std::string(message[bhttp::field::retry_after]);
-    response.body = std::move(message.body());
-    response.body.reserve(response.body.size() + padding);
+    response.body = std::move(message.body());  // padded by its reader
     if (message.keep_alive() && idle.size() < config.max_idle_connections)
       idle.push_back(connection);
     else
