@@ -876,10 +876,7 @@ ProcessorImpl::behavior_type processor(ProcessorImpl::stateful_pointer<Processor
   if (st.options.max_batch == 0) st.options.max_batch = 1;
   if (st.options.group_window == 0) st.options.group_window = 1;
   self->set_exit_handler(ignore_graceful_exits(self));
-  self->set_down_handler([=](caf::down_msg& msg) {
-    const detail::HandlerScope handoff;
-    self->state.handler_down(msg);
-  });
+  self->set_down_handler(handed_off([=](caf::down_msg& msg) { self->state.handler_down(msg); }));
   self->attach_functor([owned = st.owned](const caf::error&) {
     for (const auto& [id, actor] : *owned) caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
   });
