@@ -9,6 +9,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <caf/actor_cast.hpp>
@@ -22,6 +23,7 @@
 
 #include "actors/coalescing_backlog.hpp"
 #include "actors/every_actor.hpp"
+#include "actors/handler_supervisor.hpp"
 #include "actors/tsan.hpp"
 #include "runtime/log.hpp"
 
@@ -69,6 +71,19 @@ struct InFlight {
   std::chrono::steady_clock::time_point sent_at;  // for the handler's batch latency
 };
 
+/// A member's lifecycle (kube-rs's watcher: the state is a type). Sending: batches go
+/// out whenever it has an actor, a queue and nothing in flight.
+struct Serving {};
+/// After a failure: nothing is sent until the revive_atom with `generation` comes; then
+/// a new actor is made first if `then_restart` (else what failed is sent again).
+struct BackingOff {
+  std::uint64_t generation = 0;
+  bool then_restart = false;
+};
+/// Detached: out of the route; its in-flight batch is answered (its stops count), then it is erased.
+struct Leaving {};
+using Lifecycle = std::variant<Serving, BackingOff, Leaving>;
+
 struct Member {
   RegistrationPtr registration;
   std::string group;        // key into ProcessorState::groups
@@ -76,12 +91,8 @@ struct Member {
   HandlerActor actor;       // the current actor; null while a restart is pending
   std::deque<Item> queue;   // waiting here, in order
   std::optional<InFlight> in_flight;
-  bool removing = false;         // detached: its in-flight batch is answered, then it goes
-  bool waiting = false;          // in back-off: nothing is sent
-  bool restart_pending = false;  // the back-off ends in a new actor (else a resend)
-  std::uint64_t revive_gen = 0;
-  std::size_t backoff_step = 0;
-  std::deque<TimePoint> restarts;  // within the restart window
+  Lifecycle lifecycle;
+  HandlerSupervisor supervisor;  // back-off and restart intensity
   HandlerActor retiring;           // swapped-out actor finishing its batch
   bool retiring_owned = false;
   bool owned = false;                   // the current actor is ours to end
@@ -94,6 +105,8 @@ struct Member {
   RegistrationId id() const { return registration->id; }
   const HandlerOptions& options() const { return registration->options; }
   const SupervisionOptions& supervision() const { return registration->options.supervision; }
+  bool leaving() const { return std::holds_alternative<Leaving>(lifecycle); }
+  bool backing_off() const { return std::holds_alternative<BackingOff>(lifecycle); }
 };
 
 struct Group {
@@ -130,6 +143,7 @@ struct ProcessorState {
   std::map<TicketId, Ticket> tickets;
   TicketId next_ticket = 0;
   std::uint64_t check_gen = 0;
+  std::uint64_t last_backoff = 0;  // generations of back-offs: a revive of an older one is stale
   std::chrono::milliseconds check_period{0};  // armed resync check; 0 = none
   bool draining = false;
   // Owned handler actors alive, ended when the Processor ends (whatever the reason).
@@ -307,7 +321,7 @@ struct ProcessorState {
   std::uint32_t next_hop(const Route& route, std::uint32_t from) {
     for (auto p = from; p < route.size(); ++p) {
       auto found = members.find(route[p]);
-      if (found != members.end() && !found->second.removing) return p;
+      if (found != members.end() && !found->second.leaving()) return p;
     }
     return no_hop;
   }
@@ -377,7 +391,7 @@ struct ProcessorState {
   /// Sends the member its next batch; true if anything left its queue.
   bool pump(Member& member) {
     bool progress = false;
-    while (!member.in_flight && !member.waiting && !member.queue.empty() && member.actor) {
+    while (!member.in_flight && !member.backing_off() && !member.queue.empty() && member.actor) {
       progress = true;
       InFlight flight;
       std::size_t taken = 0;
@@ -470,7 +484,7 @@ struct ProcessorState {
       failed.front() = true;
       on_failure(member, std::move(items), std::move(failed), report.failure, false);
     } else {
-      member.backoff_step = 0;
+      member.supervisor.handled();
     }
     after_change(id);
   }
@@ -522,7 +536,7 @@ struct ProcessorState {
                   bool actor_dead) {
     ++options.status->handler_failures;
     if (member.metrics.failures) member.metrics.failures->inc();
-    if (member.removing) {  // going anyway: what failed is dropped, as buffered notifications are
+    if (member.leaving()) {  // going anyway: what failed is dropped, as buffered notifications are
       for (std::size_t i = 0; i < items.size(); ++i) {
         if (failed[i])
           finish(member, items[i]);
@@ -555,7 +569,7 @@ struct ProcessorState {
       restart(member, why);
     } else if (retrying) {
       log(member, why + "; retrying");
-      back_off(member, false);
+      back_off(member, false, member.supervisor.next_backoff(self->clock().now()));
     }
   }
 
@@ -572,43 +586,35 @@ struct ProcessorState {
       fail(member, "handler failed (" + why + ") and the registration has no factory to restart it");
       return;
     }
-    const auto& policy = member.supervision();
     auto now = self->clock().now();
-    while (!member.restarts.empty() && now - member.restarts.front() > policy.restart_window)
-      member.restarts.pop_front();
-    if (member.restarts.size() >= policy.max_restarts) {
-      fail(member, "more than " + std::to_string(policy.max_restarts) + " restarts within " +
-                       std::to_string(policy.restart_window.count()) + " ms (last: " + why + ")");
+    if (auto refused = member.supervisor.refuse_restart(now)) {
+      fail(member, *refused + " (last: " + why + ")");
       return;
     }
-    member.restarts.push_back(now);
     end_actor(member);
-    log(member, why + "; restarting in " + std::to_string(backoff_delay(member).count()) + " ms");
-    back_off(member, true);
+    auto delay = member.supervisor.next_backoff(now);
+    log(member, why + "; restarting in " + std::to_string(delay.count()) + " ms");
+    back_off(member, true, delay);
   }
 
-  std::chrono::milliseconds backoff_delay(const Member& member) const {
-    const auto& policy = member.supervision();
-    auto delay = policy.backoff_initial;
-    for (std::size_t i = 0; i < member.backoff_step && delay < policy.backoff_cap; ++i) delay *= 2;
-    return std::min(delay, policy.backoff_cap);
-  }
-
-  void back_off(Member& member, bool then_restart) {
-    auto delay = backoff_delay(member);
-    ++member.backoff_step;
-    member.waiting = true;
-    member.restart_pending = member.restart_pending || then_restart;
-    self->delayed_send(self, delay, revive_atom::value, member.id(), ++member.revive_gen);
+  /// Nothing is sent to the member for `delay`; a back-off already running and
+  /// ending in a restart still does.
+  void back_off(Member& member, bool then_restart, std::chrono::milliseconds delay) {
+    if (const auto* running = std::get_if<BackingOff>(&member.lifecycle))
+      then_restart = then_restart || running->then_restart;
+    member.lifecycle = BackingOff{++last_backoff, then_restart};
+    self->delayed_send(self, delay, revive_atom::value, member.id(), last_backoff);
   }
 
   void revive(RegistrationId id, std::uint64_t gen) {
     auto found = members.find(id);
-    if (found == members.end() || found->second.revive_gen != gen || !found->second.waiting) return;
+    if (found == members.end()) return;
     auto& member = found->second;
-    member.waiting = false;
-    if (member.restart_pending) {
-      member.restart_pending = false;
+    const auto* backing_off = std::get_if<BackingOff>(&member.lifecycle);
+    if (!backing_off || backing_off->generation != gen) return;
+    const bool then_restart = backing_off->then_restart;
+    member.lifecycle = Serving{};
+    if (then_restart) {
       member.actor = member.registration->factory(self->system());
       member.owned = true;
       (*owned)[id] = caf::actor_cast<caf::actor>(member.actor);
@@ -633,6 +639,7 @@ struct ProcessorState {
     if (members.count(registration->id) > 0) return;
     auto& member = members[registration->id];
     member.registration = registration;
+    member.supervisor = HandlerSupervisor(registration->options.supervision);
     member.order = ++next_order;
     member.group = group_key(*registration);
     member.actor = registration->handler;
@@ -659,7 +666,7 @@ struct ProcessorState {
 
   void detach(RegistrationId id) {
     auto found = members.find(id);
-    if (found == members.end() || found->second.removing) return;
+    if (found == members.end() || found->second.leaving()) return;
     found->second.registration->status->removed = true;
     remove(id);
   }
@@ -667,9 +674,7 @@ struct ProcessorState {
   /// Takes the registration out of its group now; it goes once its in-flight batch is answered.
   void remove(RegistrationId id) {
     auto& member = members.at(id);
-    member.removing = true;
-    ++member.revive_gen;  // a pending back-off ends nothing
-    member.waiting = false;
+    member.lifecycle = Leaving{};  // a pending back-off ends nothing
     rebuild_route(groups.at(member.group), member.group);
     auto queued = std::move(member.queue);
     member.queue.clear();
@@ -702,7 +707,7 @@ struct ProcessorState {
 
   void swap(const RegistrationPtr& registration) {
     auto found = members.find(registration->id);
-    if (found == members.end() || found->second.removing) return;
+    if (found == members.end() || found->second.leaving()) return;
     auto& member = found->second;
     bool new_actor = registration->handler != member.actor;
     if (new_actor) {
@@ -719,11 +724,10 @@ struct ProcessorState {
       owned->erase(registration->id);
       if (member.owned) (*owned)[registration->id] = caf::actor_cast<caf::actor>(member.actor);
       self->monitor(member.actor);
-      ++member.revive_gen;  // a pending restart is superseded by the new actor
-      member.waiting = false;
-      member.restart_pending = false;
+      member.lifecycle = Serving{};  // a pending restart is superseded by the new actor
     }
     member.registration = registration;  // group stays as it was (see the header)
+    member.supervisor.update(registration->options.supervision);
     set_period(member);
     rebuild_route(groups.at(member.group), member.group);
     arm_check();
@@ -733,7 +737,7 @@ struct ProcessorState {
   void rebuild_route(Group& group, const std::string& key) {
     std::vector<const Member*> chain;
     for (const auto& [id, member] : members)
-      if (member.group == key && !member.removing) chain.push_back(&member);
+      if (member.group == key && !member.leaving()) chain.push_back(&member);
     std::sort(chain.begin(), chain.end(), [](const Member* a, const Member* b) {
       if (a->options().priority != b->options().priority)
         return a->options().priority < b->options().priority;
@@ -798,7 +802,7 @@ struct ProcessorState {
     auto found = members.find(id);
     if (found != members.end()) {
       auto& member = found->second;
-      if (member.removing && !member.in_flight) {
+      if (member.leaving() && !member.in_flight) {
         auto key = member.group;
         erase(id);
         if (groups.count(key) > 0) pump_group(groups.at(key));
