@@ -88,7 +88,7 @@ TEST_CASE_METHOD(InformerFixture, "a handler registered before run gets the init
   CHECK_FALSE(informer->has_synced());
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
-  REQUIRE(eventually([&] { return handle.has_synced(); }));
+  REQUIRE(eventually([&] { return handle.has_synced(); }, "the handle never synced"));
   auto lines = log->lines();  // the handle synced: every initial add was handled
   REQUIRE(lines.size() >= 20);
   for (std::size_t i = 0; i < 20; ++i) CHECK(lines[i].find(" initial") != std::string::npos);
@@ -104,11 +104,11 @@ TEST_CASE_METHOD(InformerFixture, "a handler added while running sees the cache 
   auto log = std::make_shared<EventLog>();
   auto handle = add(log);
   source->add(pod("late", "0"));
-  REQUIRE(eventually([&] { return log->size() == 11; }));
+  REQUIRE(eventually([&] { return log->size() == 11; }, "the late handler never got the cache and the later add"));
   auto lines = log->lines();
   for (std::size_t i = 0; i < 10; ++i) CHECK(lines[i].find(" initial") != std::string::npos);
   CHECK(lines[10] == "add late");
-  CHECK(eventually([&] { return handle.has_synced(); }));
+  CHECK(eventually([&] { return handle.has_synced(); }, "the late handle never synced"));
 }
 
 // upstream: TestSharedInformerTransformer, TestSharedInformerStartRace
@@ -127,7 +127,7 @@ TEST_CASE_METHOD(InformerFixture, "a transform's output is what the cache and th
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
   source->add(pod("db", "0"));
-  REQUIRE(eventually([&] { return log->size() == 2; }));
+  REQUIRE(eventually([&] { return log->size() == 2; }, "the handler never got the transformed initial list and add"));
   CHECK(log->lines() == Strings{"add WEB initial", "add DB"});
   CHECK(cached_names() == Strings{"DB", "WEB"});
   auto late = informer->set_transform([](ObjectPtr o) -> kinformer::Result<ObjectPtr> { return o; });
@@ -155,7 +155,8 @@ TEST_CASE_METHOD(InformerFixture,
   CHECK(first->id() != second->id());
   source->add(pod("a", "0"));  // in the initial list, whatever the scheduling
   informer->run();
-  REQUIRE(eventually([&] { return kept->size() == 1 && removed->size() == 1 && twice->size() == 2; }));
+  REQUIRE(eventually([&] { return kept->size() == 1 && removed->size() == 1 && twice->size() == 2; },
+                     "the initial list never reached every registration"));
 
   informer->remove_handler(removed_handle);
   informer->remove_handler(removed_handle);  // again: no-op
@@ -168,7 +169,8 @@ TEST_CASE_METHOD(InformerFixture,
   informer->remove_handler(HandlerRegistration{});
   informer->remove_handler(first.value());
   source->add(pod("b", "0"));
-  REQUIRE(eventually([&] { return kept->size() == 2 && twice->size() == 3; }));
+  REQUIRE(eventually([&] { return kept->size() == 2 && twice->size() == 3; },
+                     "b never reached the registrations still there"));
   std::this_thread::sleep_for(50ms);  // give a wrongly delivered event time to show up
   CHECK(removed->lines() == Strings{"add a initial"});
   CHECK(twice->size() == 3);
@@ -214,7 +216,8 @@ TEST_CASE_METHOD(LiveFixture, "stop drains and ends every actor the informer spa
     informer.stop();
     CHECK(informer.indexer().size() == 100);
   }
-  CHECK(eventually([&] { return sys.registry().running() == baseline; }, 5s));
+  CHECK(eventually([&] { return sys.registry().running() == baseline; },
+                   "the informer's actors never ended after stop", 5s));
 }
 
 TEST_CASE_METHOD(LiveFixture, "stop kills a handler that never finishes after the stop timeout",
@@ -249,7 +252,7 @@ TEST_CASE_METHOD(InformerFixture, "the watch error handler sees a failed list",
   REQUIRE(informer->set_watch_error_handler([errors](const kinformer::Error& e) { errors->add(e.to_string()); }));
   source->fail_next_list(kinformer::Error{Errc::server_error, "boom"});
   informer->run();
-  REQUIRE(eventually([&] { return errors->size() >= 1; }));
+  REQUIRE(eventually([&] { return errors->size() >= 1; }, "the watch error handler never saw the failed list"));
   CHECK(errors->lines().front().find("boom") != std::string::npos);
   CHECK(informer->wait_for_sync(20s));  // and it recovered
 }
