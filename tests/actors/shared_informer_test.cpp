@@ -21,6 +21,7 @@
 
 #include "actors/shared_informer.hpp"
 #include "tests/actors/live_fixture.hpp"
+#include "tests/support/handler_drained.hpp"
 #include "tests/support/objects.hpp"
 
 using kinformer::Errc;
@@ -30,6 +31,7 @@ using kinformer::ObjectPtr;
 using kinformer::SharedInformer;
 using kinformer::SharedInformerOptions;
 using kinformer::testing::eventually;
+using kinformer::testing::handler_drained;
 using kinformer::testing::EventLog;
 using kinformer::testing::LiveFixture;
 using kinformer::testing::pod;
@@ -144,7 +146,11 @@ TEST_CASE_METHOD(InformerFixture,
   auto kept = std::make_shared<EventLog>();
   auto removed = std::make_shared<EventLog>();
   auto kept_handle = add(kept);
-  auto removed_handle = add(removed);
+  // Our own actor, so that the test can tell when it handled everything sent to it.
+  auto removed_actor = kinformer::actors::spawn_handler(sys, kinformer::actors::dispatch_to(logging(removed)));
+  auto removed_registration = informer->add_handler(removed_actor);
+  REQUIRE(removed_registration);
+  auto removed_handle = removed_registration.value();
   // The same handler actor registered twice: each registration on its own.
   auto twice = std::make_shared<EventLog>();
   auto shared_actor = kinformer::actors::spawn_handler(sys, kinformer::actors::dispatch_to(logging(twice)));
@@ -169,12 +175,17 @@ TEST_CASE_METHOD(InformerFixture,
   informer->remove_handler(HandlerRegistration{});
   informer->remove_handler(first.value());
   source->add(pod("b", "0"));
-  REQUIRE(eventually([&] { return kept->size() == 2 && twice->size() == 3; },
-                     "b never reached the registrations still there"));
-  std::this_thread::sleep_for(50ms);  // give a wrongly delivered event time to show up
+  source->add(pod("c", "0"));
+  // c reached a handler: the Processor is done sending b everywhere; then both
+  // handler actors handled whatever reached them before.
+  REQUIRE(eventually([&] { return kept->size() == 3 && twice->size() == 4; },
+                     "b and c never reached the registrations still there"));
+  REQUIRE(handler_drained(sys, removed_actor));
+  REQUIRE(handler_drained(sys, shared_actor));
   CHECK(removed->lines() == Strings{"add a initial"});
-  CHECK(twice->size() == 3);
+  CHECK(twice->lines() == Strings{"add a initial", "add a initial", "add b", "add c"});
   caf::anon_send_exit(shared_actor, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(removed_actor, caf::exit_reason::user_shutdown);
 }
 
 // upstream: TestAddOnStoppedSharedInformer, TestStateSharedInformer
@@ -192,10 +203,20 @@ TEST_CASE_METHOD(InformerFixture, "a stopped informer refuses handlers and does 
   CHECK(refused.error().message.find("because it has stopped already") != std::string::npos);
   informer->run();  // no-op
   informer->remove_handler(handle);  // safe after stop
+  // A running informer on the same source sees the add: it went out to the watches.
+  SharedInformerOptions witness_options;
+  witness_options.source = source;
+  SharedInformer witness(sys, witness_options);
+  auto witnessed = std::make_shared<EventLog>();
+  REQUIRE(witness.add_handler(logging(witnessed)));
+  witness.run();
+  REQUIRE(witness.wait_for_sync(20s));
   source->add(pod("after", "0"));
-  std::this_thread::sleep_for(50ms);
+  REQUIRE(eventually([&] { return witnessed->size() == 1; },
+                     "a running informer on the same source never saw the add"));
   CHECK(log->size() == 0);
   CHECK(informer->indexer().size() == 0);
+  witness.stop();
 }
 
 TEST_CASE_METHOD(LiveFixture, "stop drains and ends every actor the informer spawned", "[shared_informer][actor]") {
@@ -292,8 +313,11 @@ TEST_CASE_METHOD(InformerFixture, "handlers are added replaced and removed from 
   for (int i = 0; i < 5; ++i) source->add(pod("p" + std::to_string(i), "0"));
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
+  auto witness = std::make_shared<EventLog>();  // stays registered: shows what the Processor sent
+  add(witness);
   auto old_log = std::make_shared<EventLog>();
   auto new_log = std::make_shared<EventLog>();
+  auto new_actor = kinformer::actors::spawn_handler(sys, kinformer::actors::dispatch_to(logging(new_log)));
   std::optional<kinformer::Result<HandlerRegistration>> added;  // Catch2 asserts on this thread only
   std::thread other([&] { added = informer->add_handler(logging(old_log)); });
   other.join();
@@ -302,7 +326,7 @@ TEST_CASE_METHOD(InformerFixture, "handlers are added replaced and removed from 
   REQUIRE(eventually([&] { return handle.has_synced(); }, "the late handler's replay was never handled"));
   CHECK(old_log->size() == 5);
   std::optional<kinformer::Result<void>> swapped;
-  std::thread swapper([&] { swapped = informer->replace_handler(handle, logging(new_log), {}); });
+  std::thread swapper([&] { swapped = informer->replace_handler(handle, new_actor, {}); });
   swapper.join();
   REQUIRE(*swapped);
   source->add(pod("after-swap", "0"));
@@ -311,8 +335,17 @@ TEST_CASE_METHOD(InformerFixture, "handlers are added replaced and removed from 
   CHECK(old_log->size() == 5);  // nothing delivered to both
   informer->remove_handler(handle);
   source->add(pod("after-remove", "0"));
-  std::this_thread::sleep_for(50ms);  // give a wrongly delivered event time to show up
+  source->add(pod("marker", "0"));
+  // The marker reached the witness: the Processor is done sending after-remove anywhere.
+  REQUIRE(eventually(
+      [&] {
+        auto lines = witness->lines();
+        return !lines.empty() && lines.back() == "add marker";
+      },
+      "the marker never reached the witness"));
+  REQUIRE(handler_drained(sys, new_actor));
   CHECK(new_log->size() == 1);
+  caf::anon_send_exit(new_actor, caf::exit_reason::user_shutdown);
   SharedInformerOptions other_options;
   other_options.source = source;
   SharedInformer foreign(sys, other_options);
