@@ -47,7 +47,7 @@ struct FifoState {
     return fifo.size();
   }
 
-  std::size_t apply(Self self, const WatchDeltas& deltas) {
+  std::size_t apply(Self self, const Deltas& deltas) {
     for (const auto& delta : deltas) {
       Result<void> done;
       switch (delta.type) {
@@ -150,7 +150,7 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
   self->set_exit_handler(ignore_graceful_exits(self));
   return {
       handed_off([=](replace_atom, const ListSnapshotPtr& list) { return self->state.replace(self, *list); }),
-      handed_off([=](deltas_atom, const WatchDeltasPtr& deltas) { return self->state.apply(self, *deltas); }),
+      handed_off([=](deltas_atom, const DeltasPtr& deltas) { return self->state.apply(self, *deltas); }),
       handed_off([=](resync_atom) { return self->state.resync(self); }),
       handed_off([=](pop_atom, const std::size_t& max_n) { return self->state.pop(self, max_n); }),
       handed_off([=](synced_atom) { return self->state.fifo.has_synced(); }),

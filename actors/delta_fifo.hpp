@@ -36,7 +36,7 @@ namespace kinformer::actors {
 
 using DeltaFIFOActor = caf::typed_actor<
     caf::replies_to<replace_atom, ListSnapshotPtr>::with<std::size_t>,  // -> queue depth
-    caf::replies_to<deltas_atom, WatchDeltasPtr>::with<std::size_t>,    // -> queue depth
+    caf::replies_to<deltas_atom, DeltasPtr>::with<std::size_t>,    // -> queue depth
     caf::replies_to<resync_atom>::with<std::size_t>,                    // -> queue depth
     caf::replies_to<pop_atom, std::size_t>::with<PoppedBatchPtr>,
     caf::replies_to<synced_atom>::with<bool>,

@@ -13,7 +13,10 @@
 //   * handed_off(f) runs f inside a detail::HandlerScope (actors/tsan.hpp): the
 //     handler takes over what earlier senders handed over and hands over what it
 //     wrote when it returns. f keeps its exact signature (CAF's typed behaviours
-//     match on it) and its result.
+//     match on it) and its result. A mutable f (one that moves out of its
+//     captures, a response promise) stays mutable. Every message handler,
+//     response handler, down and exit handler of an actor goes through it, so no
+//     actor writes the hand-off by hand.
 //   * send_over(self, dst, xs...) hands over, then sends: for sends made while a
 //     handler still runs (the receiver may start before the handler returns).
 //   * ignore_graceful_exits(self) is the exit handler of actors linked to peers
@@ -41,9 +44,17 @@ auto handed_off_impl(F f, R (F::*)(Args...) const) {
   };
 }
 
+template <class F, class R, class... Args>
+auto handed_off_impl(F f, R (F::*)(Args...)) {
+  return [f = std::move(f)](Args... xs) mutable -> R {
+    const HandlerScope handoff;
+    return f(std::forward<Args>(xs)...);
+  };
+}
+
 }  // namespace detail
 
-/// `f` (a non-generic, non-mutable lambda) wrapped in the TSAN hand-off scope.
+/// `f` (a non-generic lambda, mutable or not) wrapped in the TSAN hand-off scope.
 template <class F>
 auto handed_off(F f) {
   return detail::handed_off_impl(std::move(f), &F::operator());

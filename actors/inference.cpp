@@ -19,6 +19,7 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/errors.hpp"
+#include "actors/every_actor.hpp"
 #include "actors/tsan.hpp"
 #include "models/informer_weights.hpp"
 #include "models/model_error.hpp"
@@ -141,10 +142,7 @@ WorkerActor::behavior_type worker(WorkerActor::stateful_pointer<WorkerState> sel
                                   std::shared_ptr<Backends> backends) {
   self->state.backends = std::move(*backends);
   return {
-      [=](run_batch_atom, const BatchPtr& batch) {
-        const detail::HandlerScope handoff;
-        return self->state.run(*batch, self->clock());
-      },
+      handed_off([=](run_batch_atom, const BatchPtr& batch) { return self->state.run(*batch, self->clock()); }),
   };
 }
 
@@ -267,15 +265,8 @@ struct FrontState {
     auto shared = std::make_shared<const Batch>(std::move(batch));
     detail::handing_over();
     self->request(worker, caf::infinite, run_batch_atom::value, BatchPtr{shared})
-        .then(
-            [=](const BatchOutputPtr& out) {
-              const detail::HandlerScope handoff;
-              self->state.finished(self, *shared, *out, idle);
-            },
-            [=](caf::error& err) {
-              const detail::HandlerScope handoff;
-              self->state.worker_failed(self, *shared, err);
-            });
+        .then(handed_off([=](const BatchOutputPtr& out) { self->state.finished(self, *shared, *out, idle); }),
+              handed_off([=](caf::error& err) { self->state.worker_failed(self, *shared, err); }));
   }
 
   void answer(Ticket ticket, ForecastReply reply) {
@@ -323,20 +314,11 @@ Impl::behavior_type front(Impl::stateful_pointer<FrontState> self, InferenceBatc
   st.worker = detached_worker ? self->spawn<caf::detached + caf::linked>(worker, backends)
                               : self->spawn<caf::linked>(worker, backends);
   // Any exit (a shutdown request, the linked worker dying) answers every waiting requester first.
-  self->set_exit_handler([=](caf::exit_msg& msg) {
-    const detail::HandlerScope handoff;
-    self->state.shutdown(self, msg);
-  });
+  self->set_exit_handler(handed_off([=](caf::exit_msg& msg) { self->state.shutdown(self, msg); }));
   return {
-      [=](forecast_atom, ForecastRequest& request) {
-        const detail::HandlerScope handoff;
-        return self->state.forecast(self, request);
-      },
-      [=](metrics_atom) { return self->state.snapshot(); },
-      [=](batch_due_atom, uint64_t generation) {
-        const detail::HandlerScope handoff;
-        self->state.timer_fired(self, generation);
-      },
+      handed_off([=](forecast_atom, ForecastRequest& request) { return self->state.forecast(self, request); }),
+      handed_off([=](metrics_atom) { return self->state.snapshot(); }),
+      handed_off([=](batch_due_atom, uint64_t generation) { self->state.timer_fired(self, generation); }),
   };
 }
 

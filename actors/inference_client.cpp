@@ -12,6 +12,7 @@
 #include <caf/typed_response_promise.hpp>
 
 #include "actors/errors.hpp"
+#include "actors/every_actor.hpp"
 #include "actors/tsan.hpp"
 
 namespace kinformer::actors {
@@ -34,19 +35,16 @@ struct ClientState {
     waiting.emplace(id, [promise](const caf::error& e) mutable { promise.deliver(e); });
     detail::handing_over();
     self->request(server, caf::infinite, std::forward<Ts>(xs)...)
-        .then(
-            [=](Reply& reply) mutable {
-              const detail::HandlerScope handoff;
-              if (self->state.waiting.erase(id) == 0) return;
-              detail::handing_over();
-              promise.deliver(std::move(reply));
-            },
-            [=](caf::error& err) mutable {
-              const detail::HandlerScope handoff;
-              if (self->state.waiting.erase(id) == 0) return;
-              detail::handing_over();
-              promise.deliver(err);
-            });
+        .then(handed_off([=](Reply& reply) mutable {
+                if (self->state.waiting.erase(id) == 0) return;
+                detail::handing_over();
+                promise.deliver(std::move(reply));
+              }),
+              handed_off([=](caf::error& err) mutable {
+                if (self->state.waiting.erase(id) == 0) return;
+                detail::handing_over();
+                promise.deliver(err);
+              }));
     return promise;
   }
 
@@ -68,19 +66,12 @@ InferenceActor::behavior_type client(InferenceActor::stateful_pointer<ClientStat
   self->state.server = server;
   self->state.where = std::move(where);
   self->monitor(server);
-  self->set_down_handler([=](caf::down_msg& msg) {
-    const detail::HandlerScope handoff;
-    self->state.server_down(self, msg);
-  });
+  self->set_down_handler(handed_off([=](caf::down_msg& msg) { self->state.server_down(self, msg); }));
   return {
-      [=](forecast_atom, ForecastRequest& request) {
-        const detail::HandlerScope handoff;
+      handed_off([=](forecast_atom, ForecastRequest& request) {
         return self->state.forward<ForecastReply>(self, forecast_atom::value, std::move(request));
-      },
-      [=](metrics_atom) {
-        const detail::HandlerScope handoff;
-        return self->state.forward<InferenceMetrics>(self, metrics_atom::value);
-      },
+      }),
+      handed_off([=](metrics_atom) { return self->state.forward<InferenceMetrics>(self, metrics_atom::value); }),
   };
 }
 

@@ -25,13 +25,8 @@ struct ListSnapshot {
 };
 using ListSnapshotPtr = std::shared_ptr<const ListSnapshot>;
 
-/// Watch events in arrival order, as deltas (added / updated / deleted).
-struct WatchDelta {
-  DeltaType type = DeltaType::added;
-  ObjectPtr object;
-};
-using WatchDeltas = std::vector<WatchDelta>;
-using WatchDeltasPtr = std::shared_ptr<const WatchDeltas>;
+/// Watch events in arrival order, as deltas (added / updated / deleted; never a tombstone).
+using DeltasPtr = std::shared_ptr<const Deltas>;
 
 /// What one pop returns: up to n popped keys, in queue order.
 using PoppedBatch = std::vector<PoppedDeltas>;
@@ -41,5 +36,5 @@ using PoppedBatchPtr = std::shared_ptr<const PoppedBatch>;
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::ObjectPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::actors::ListSnapshotPtr)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::actors::WatchDeltasPtr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::actors::DeltasPtr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(kinformer::actors::PoppedBatchPtr)

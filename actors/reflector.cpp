@@ -17,6 +17,7 @@
 #include <caf/weak_intrusive_ptr.hpp>
 
 #include "actors/errors.hpp"
+#include "actors/every_actor.hpp"
 #include "actors/messages.hpp"
 #include "actors/tsan.hpp"
 #include "runtime/log.hpp"
@@ -280,7 +281,7 @@ struct ReflectorState {
 
   void on_events(std::uint64_t id, const std::vector<WatchEvent>& events) {
     if (!watch_is_current(id)) return;
-    WatchDeltas deltas;
+    Deltas deltas;
     deltas.reserve(events.size());
     std::optional<Error> ended;
     for (const auto& event : events) {
@@ -311,7 +312,7 @@ struct ReflectorState {
           note_event(event.type);
           continue;
         }
-        deltas.push_back(WatchDelta{delta_type(event.type), event.object});
+        deltas.push_back(Delta{delta_type(event.type), event.object});
       } else if (streaming) {
         ++streaming->watch.events;
         note_event(event.type);
@@ -499,7 +500,7 @@ struct ReflectorState {
   // as one batch when the FIFO answers. A request per arrival would leave thousands
   // unanswered under load, and CAF 0.17's table of pending responses costs time
   // linear in its size for every answer.
-  void push_deltas(WatchDeltas deltas) {
+  void push_deltas(Deltas deltas) {
     if (buffered.empty()) {
       buffered = std::move(deltas);
     } else {
@@ -514,20 +515,13 @@ struct ReflectorState {
   /// still gets everything in arrival order.
   void send_buffered() {
     if (buffered.empty()) return;
-    auto batch = std::make_shared<const WatchDeltas>(std::move(buffered));
-    buffered = WatchDeltas{};
+    auto batch = std::make_shared<const Deltas>(std::move(buffered));
+    buffered = Deltas{};
     ++deltas_in_flight;
     detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
-    self->request(fifo, caf::infinite, deltas_atom::value, WatchDeltasPtr(std::move(batch)))
-        .then(
-            [self = self](std::size_t depth) {
-              const detail::HandlerScope handoff;
-              self->state.on_deltas_taken(depth);
-            },
-            [self = self, id = cycle.id](caf::error& e) {
-              --self->state.deltas_in_flight;
-              self->state.fifo_failed(id, e);
-            });
+    self->request(fifo, caf::infinite, deltas_atom::value, DeltasPtr(std::move(batch)))
+        .then(handed_off([self = self](std::size_t depth) { self->state.on_deltas_taken(depth); }),
+              handed_off([self = self, id = cycle.id](caf::error& e) { self->state.on_deltas_failed(id, e); }));
   }
 
   void on_deltas_taken(std::size_t depth) {
@@ -536,18 +530,19 @@ struct ReflectorState {
     note_depth(depth);
   }
 
+  void on_deltas_failed(std::uint64_t cycle_id, const caf::error& error) {
+    --deltas_in_flight;
+    fifo_failed(cycle_id, error);
+  }
+
   // Every producer call answers the FIFO's depth; a failure ends the cycle it belongs to.
   template <class... Ts>
   void ask_fifo(Ts&&... xs) {
     send_buffered();
     detail::handing_over();  // ThreadSanitizer annotations: actors/tsan.hpp
     self->request(fifo, caf::infinite, std::forward<Ts>(xs)...)
-        .then(
-            [self = self](std::size_t depth) {
-              const detail::HandlerScope handoff;
-              self->state.note_depth(depth);
-            },
-            [self = self, id = cycle.id](caf::error& e) { self->state.fifo_failed(id, e); });
+        .then(handed_off([self = self](std::size_t depth) { self->state.note_depth(depth); }),
+              handed_off([self = self, id = cycle.id](caf::error& e) { self->state.fifo_failed(id, e); }));
   }
 
   void fifo_failed(std::uint64_t cycle_id, const caf::error& error) {
@@ -574,12 +569,8 @@ struct ReflectorState {
   // The FIFO answers once its depth is at or below the low-water mark.
   void ask_low_water(std::uint64_t id) {
     self->request(fifo, caf::infinite, depth_atom::value, options.high_water_mark / 2)
-        .then(
-            [self = self, id](std::size_t depth) {
-              const detail::HandlerScope handoff;
-              self->state.on_low_water_depth(id, depth);
-            },
-            [self = self, cycle_id = cycle.id](caf::error& e) { self->state.fifo_failed(cycle_id, e); });
+        .then(handed_off([self = self, id](std::size_t depth) { self->state.on_low_water_depth(id, depth); }),
+              handed_off([self = self, cycle_id = cycle.id](caf::error& e) { self->state.fifo_failed(cycle_id, e); }));
   }
 
   void on_low_water_depth(std::uint64_t id, std::size_t depth) {
@@ -680,7 +671,7 @@ struct ReflectorState {
   bool paginated_result = false;  // sticky: an RV "0" list came back in pages
 
   // the FIFO's side
-  WatchDeltas buffered;               // events waiting for the batch in flight to be taken
+  Deltas buffered;               // events waiting for the batch in flight to be taken
   std::size_t deltas_in_flight = 0;   // deltas requests unanswered (more than one only around a replace or resync)
   std::size_t fifo_depth = 0;         // the FIFO's last answered depth
 
@@ -700,22 +691,16 @@ ReflectorImpl::behavior_type reflector(ReflectorImpl::stateful_pointer<Reflector
   st.options = std::move(options);
   st.list_and_watch();
   return {
-      [=](last_rv_atom) { return self->state.last_sync_rv; },
-      // HandlerScope: ThreadSanitizer annotations (actors/tsan.hpp)
-      [=](listed_atom, std::uint64_t id, const ListReplyPtr& reply) {
-        const detail::HandlerScope handoff;
-        self->state.on_page(id, *reply);
-      },
-      [=](observe_atom, std::uint64_t id, const WatchEventsPtr& events) {
-        const detail::HandlerScope handoff;
+      handed_off([=](last_rv_atom) { return self->state.last_sync_rv; }),
+      handed_off([=](listed_atom, std::uint64_t id, const ListReplyPtr& reply) { self->state.on_page(id, *reply); }),
+      handed_off([=](observe_atom, std::uint64_t id, const WatchEventsPtr& events) {
         self->state.on_events(id, *events);
-      },
-      [=](closed_atom, std::uint64_t id, const WatchClosedPtr& result) {
-        const detail::HandlerScope handoff;
+      }),
+      handed_off([=](closed_atom, std::uint64_t id, const WatchClosedPtr& result) {
         self->state.on_closed(id, *result);
-      },
-      [=](retry_atom, std::uint64_t id) { self->state.on_retry(id); },
-      [=](resync_due_atom, std::uint64_t id) { self->state.on_resync_due(id); },
+      }),
+      handed_off([=](retry_atom, std::uint64_t id) { self->state.on_retry(id); }),
+      handed_off([=](resync_due_atom, std::uint64_t id) { self->state.on_resync_due(id); }),
   };
 }
 

@@ -36,7 +36,7 @@ using TombstonePtr = std::shared_ptr<const Tombstone>;
 struct Delta {
   DeltaType type = DeltaType::added;
   ObjectPtr object;        // null iff this is a tombstone
-  TombstonePtr tombstone;  // set only for replace()'s deletions
+  TombstonePtr tombstone = nullptr;  // set only for replace()'s deletions
 
   bool is_tombstone() const noexcept { return tombstone != nullptr; }
   /// The object's key, or the tombstone's.

@@ -26,8 +26,8 @@ actors::ListSnapshotPtr snapshot(std::vector<ObjectPtr> items, std::string rv = 
   return std::make_shared<actors::ListSnapshot>(actors::ListSnapshot{std::move(items), std::move(rv)});
 }
 
-actors::WatchDeltasPtr deltas(std::vector<actors::WatchDelta> items) {
-  return std::make_shared<actors::WatchDeltas>(std::move(items));
+actors::DeltasPtr deltas(std::vector<kinformer::Delta> items) {
+  return std::make_shared<kinformer::Deltas>(std::move(items));
 }
 
 struct FifoFixture : kinformer::testing::DeterministicFixture {
@@ -37,7 +37,7 @@ struct FifoFixture : kinformer::testing::DeterministicFixture {
 
   PendingPop pop(std::size_t n) { return ask_later<actors::PoppedBatchPtr>(fifo, actors::pop_atom::value, n); }
 
-  std::size_t send_deltas(std::vector<actors::WatchDelta> items) {
+  std::size_t send_deltas(std::vector<kinformer::Delta> items) {
     return ask<std::size_t>(fifo, actors::deltas_atom::value, deltas(std::move(items)));
   }
 };

@@ -115,7 +115,8 @@ TEST_CASE_METHOD(StressFixture, "quick deletes and relists during flight leave n
   }
   writer.join();
   source->reset_watch();
-  REQUIRE(eventually([&] { return cached_keys() == source_keys(); }));
+  REQUIRE(eventually([&] { return cached_keys() == source_keys(); },
+                     "the cache never matched the source after the relists"));
   CHECK(source_keys().size() == 134);
   // every key that is gone got a delete (real or tombstone) as its last event; the
   // handler may still be behind the cache, so wait for it too
@@ -125,7 +126,7 @@ TEST_CASE_METHOD(StressFixture, "quick deletes and relists during flight leave n
       if (!present.count(key) && events.back() != "delete") return false;
     return true;
   };
-  CHECK(eventually(gone_keys_end_with_delete));
+  CHECK(eventually(gone_keys_end_with_delete, "a gone key's last event was never its delete"));
 }
 
 // upstream: controller_test.go TestUpdate / TestHammerController
@@ -155,8 +156,9 @@ TEST_CASE_METHOD(StressFixture, "a handler deleting on update while others creat
     });
   }
   for (auto& c : creators) c.join();
-  REQUIRE(eventually([&] { return history->count("delete") == threads * per_thread; }));
-  CHECK(eventually([&] { return informer->indexer().size() == 0; }));
+  REQUIRE(eventually([&] { return history->count("delete") == threads * per_thread; },
+                     "not every object's delete reached the handler"));
+  CHECK(eventually([&] { return informer->indexer().size() == 0; }, "the cache never emptied after the deletes"));
   const std::set<std::string> allowed{"update from->to", "update to->to", "update from->from"};
   for (const auto& [key, events] : history->snapshot()) {
     CHECK(std::count(events.begin(), events.end(), "delete") == 1);
@@ -196,7 +198,7 @@ TEST_CASE_METHOD(StressFixture, "transformed objects are all readers see, with r
     });
   }
   for (int i = 0; i < 500; ++i) source->add(pod("p" + std::to_string(i), "0"));
-  CHECK(eventually([&] { return handled == 500; }));
+  CHECK(eventually([&] { return handled == 500; }, "the handler never handled the 500 adds"));
   reading = false;
   for (auto& r : readers) r.join();
   CHECK(untransformed == 0);

@@ -2,7 +2,7 @@
 //
 // A real-scheduler fixture for the SharedInformer tests: two worker threads, the
 // fake source (tests/support/fake_source.hpp), a thread-safe event log, and
-// eventually() — a poll with a generous deadline, never a tight timing.
+// tests/support/eventually.hpp's poll.
 #pragma once
 
 #include <chrono>
@@ -18,29 +18,10 @@
 
 #include "actors/errors.hpp"
 #include "actors/scheduler.hpp"
+#include "tests/support/eventually.hpp"
 #include "tests/support/fake_source.hpp"
 
 namespace kinformer::testing {
-
-/// Polls `done` every millisecond until it is true (true) or `deadline` passes (false).
-template <class Pred>
-bool eventually(Pred done, std::chrono::milliseconds deadline = std::chrono::seconds(20)) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-/// eventually() that says what it waited for when it gives up (style.md §6.5).
-template <class Pred>
-bool eventually(Pred done, const std::string& waited_for,
-                std::chrono::milliseconds deadline = std::chrono::seconds(20)) {
-  if (eventually(std::move(done), deadline)) return true;
-  UNSCOPED_INFO("gave up waiting after " << deadline.count() << " ms: " << waited_for);
-  return false;
-}
 
 /// Lines appended from handler actors, read from the test thread.
 class EventLog {

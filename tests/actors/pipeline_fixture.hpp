@@ -129,7 +129,7 @@ struct PipelineFixture : DeterministicFixture {
     run();
   }
 
-  void watch(actors::WatchDeltas items) {
+  void watch(kinformer::Deltas items) {
     self->send(fifo, actors::deltas_atom::value, deltas(std::move(items)));
     run();
   }
@@ -143,8 +143,8 @@ struct PipelineFixture : DeterministicFixture {
     sched.run_once();
   }
 
-  static actors::WatchDeltasPtr deltas(actors::WatchDeltas items) {
-    return std::make_shared<actors::WatchDeltas>(std::move(items));
+  static actors::DeltasPtr deltas(kinformer::Deltas items) {
+    return std::make_shared<kinformer::Deltas>(std::move(items));
   }
 
   void resync() {

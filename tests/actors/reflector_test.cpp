@@ -818,22 +818,20 @@ TEST_CASE("on worker threads the reflector follows changes made from another thr
     for (int i = 0; i < n; ++i) source->add(pod("p" + std::to_string(i), ""));
   });
   writer.join();
-  auto wait_until = [](const std::function<bool()>& done) {
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (!done() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
-    return done();
-  };
-  CHECK(wait_until([&] { return log->count("replace") == 1; }));
+  CHECK(testing::eventually([&] { return log->count("replace") == 1; }, "the reflector's list never reached the FIFO",
+                            10s));
   // the list may have caught some adds; list + watch together must bring all of them
   INFO("deltas received: " << log->deltas().size() << " of up to " << n);
-  CHECK(wait_until([&] {
-    std::size_t listed = 0;
-    for (const auto& c : log->calls())
-      if (c.snapshot) listed = c.snapshot->items.size();
-    return listed + log->deltas().size() == n + 1;
-  }));
+  CHECK(testing::eventually(
+      [&] {
+        std::size_t listed = 0;
+        for (const auto& c : log->calls())
+          if (c.snapshot) listed = c.snapshot->items.size();
+        return listed + log->deltas().size() == n + 1;
+      },
+      "the list and the watch never brought every add", 10s));
   caf::anon_send_exit(reflector, caf::exit_reason::user_shutdown);
-  CHECK(wait_until([&] { return source->open_watch_count() == 0; }));  // else: the exit did not stop the watch
+  CHECK(testing::eventually([&] { return source->open_watch_count() == 0; }, "the exit did not stop the watch", 10s));
   caf::anon_send_exit(fifo, caf::exit_reason::user_shutdown);
 }
 

@@ -21,6 +21,7 @@
 
 #include "actors/shared_informer.hpp"
 #include "tests/actors/live_fixture.hpp"
+#include "tests/support/handler_drained.hpp"
 #include "tests/support/objects.hpp"
 
 using kinformer::Errc;
@@ -30,6 +31,7 @@ using kinformer::ObjectPtr;
 using kinformer::SharedInformer;
 using kinformer::SharedInformerOptions;
 using kinformer::testing::eventually;
+using kinformer::testing::handler_drained;
 using kinformer::testing::EventLog;
 using kinformer::testing::LiveFixture;
 using kinformer::testing::pod;
@@ -88,7 +90,7 @@ TEST_CASE_METHOD(InformerFixture, "a handler registered before run gets the init
   CHECK_FALSE(informer->has_synced());
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
-  REQUIRE(eventually([&] { return handle.has_synced(); }));
+  REQUIRE(eventually([&] { return handle.has_synced(); }, "the handle never synced"));
   auto lines = log->lines();  // the handle synced: every initial add was handled
   REQUIRE(lines.size() >= 20);
   for (std::size_t i = 0; i < 20; ++i) CHECK(lines[i].find(" initial") != std::string::npos);
@@ -104,11 +106,11 @@ TEST_CASE_METHOD(InformerFixture, "a handler added while running sees the cache 
   auto log = std::make_shared<EventLog>();
   auto handle = add(log);
   source->add(pod("late", "0"));
-  REQUIRE(eventually([&] { return log->size() == 11; }));
+  REQUIRE(eventually([&] { return log->size() == 11; }, "the late handler never got the cache and the later add"));
   auto lines = log->lines();
   for (std::size_t i = 0; i < 10; ++i) CHECK(lines[i].find(" initial") != std::string::npos);
   CHECK(lines[10] == "add late");
-  CHECK(eventually([&] { return handle.has_synced(); }));
+  CHECK(eventually([&] { return handle.has_synced(); }, "the late handle never synced"));
 }
 
 // upstream: TestSharedInformerTransformer, TestSharedInformerStartRace
@@ -127,7 +129,7 @@ TEST_CASE_METHOD(InformerFixture, "a transform's output is what the cache and th
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
   source->add(pod("db", "0"));
-  REQUIRE(eventually([&] { return log->size() == 2; }));
+  REQUIRE(eventually([&] { return log->size() == 2; }, "the handler never got the transformed initial list and add"));
   CHECK(log->lines() == Strings{"add WEB initial", "add DB"});
   CHECK(cached_names() == Strings{"DB", "WEB"});
   auto late = informer->set_transform([](ObjectPtr o) -> kinformer::Result<ObjectPtr> { return o; });
@@ -144,7 +146,11 @@ TEST_CASE_METHOD(InformerFixture,
   auto kept = std::make_shared<EventLog>();
   auto removed = std::make_shared<EventLog>();
   auto kept_handle = add(kept);
-  auto removed_handle = add(removed);
+  // Our own actor, so that the test can tell when it handled everything sent to it.
+  auto removed_actor = kinformer::actors::spawn_handler(sys, kinformer::actors::dispatch_to(logging(removed)));
+  auto removed_registration = informer->add_handler(removed_actor);
+  REQUIRE(removed_registration);
+  auto removed_handle = removed_registration.value();
   // The same handler actor registered twice: each registration on its own.
   auto twice = std::make_shared<EventLog>();
   auto shared_actor = kinformer::actors::spawn_handler(sys, kinformer::actors::dispatch_to(logging(twice)));
@@ -155,7 +161,8 @@ TEST_CASE_METHOD(InformerFixture,
   CHECK(first->id() != second->id());
   source->add(pod("a", "0"));  // in the initial list, whatever the scheduling
   informer->run();
-  REQUIRE(eventually([&] { return kept->size() == 1 && removed->size() == 1 && twice->size() == 2; }));
+  REQUIRE(eventually([&] { return kept->size() == 1 && removed->size() == 1 && twice->size() == 2; },
+                     "the initial list never reached every registration"));
 
   informer->remove_handler(removed_handle);
   informer->remove_handler(removed_handle);  // again: no-op
@@ -168,11 +175,17 @@ TEST_CASE_METHOD(InformerFixture,
   informer->remove_handler(HandlerRegistration{});
   informer->remove_handler(first.value());
   source->add(pod("b", "0"));
-  REQUIRE(eventually([&] { return kept->size() == 2 && twice->size() == 3; }));
-  std::this_thread::sleep_for(50ms);  // give a wrongly delivered event time to show up
+  source->add(pod("c", "0"));
+  // c reached a handler: the Processor is done sending b everywhere; then both
+  // handler actors handled whatever reached them before.
+  REQUIRE(eventually([&] { return kept->size() == 3 && twice->size() == 4; },
+                     "b and c never reached the registrations still there"));
+  REQUIRE(handler_drained(sys, removed_actor));
+  REQUIRE(handler_drained(sys, shared_actor));
   CHECK(removed->lines() == Strings{"add a initial"});
-  CHECK(twice->size() == 3);
+  CHECK(twice->lines() == Strings{"add a initial", "add a initial", "add b", "add c"});
   caf::anon_send_exit(shared_actor, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(removed_actor, caf::exit_reason::user_shutdown);
 }
 
 // upstream: TestAddOnStoppedSharedInformer, TestStateSharedInformer
@@ -190,10 +203,20 @@ TEST_CASE_METHOD(InformerFixture, "a stopped informer refuses handlers and does 
   CHECK(refused.error().message.find("because it has stopped already") != std::string::npos);
   informer->run();  // no-op
   informer->remove_handler(handle);  // safe after stop
+  // A running informer on the same source sees the add: it went out to the watches.
+  SharedInformerOptions witness_options;
+  witness_options.source = source;
+  SharedInformer witness(sys, witness_options);
+  auto witnessed = std::make_shared<EventLog>();
+  REQUIRE(witness.add_handler(logging(witnessed)));
+  witness.run();
+  REQUIRE(witness.wait_for_sync(20s));
   source->add(pod("after", "0"));
-  std::this_thread::sleep_for(50ms);
+  REQUIRE(eventually([&] { return witnessed->size() == 1; },
+                     "a running informer on the same source never saw the add"));
   CHECK(log->size() == 0);
   CHECK(informer->indexer().size() == 0);
+  witness.stop();
 }
 
 TEST_CASE_METHOD(LiveFixture, "stop drains and ends every actor the informer spawned", "[shared_informer][actor]") {
@@ -214,7 +237,8 @@ TEST_CASE_METHOD(LiveFixture, "stop drains and ends every actor the informer spa
     informer.stop();
     CHECK(informer.indexer().size() == 100);
   }
-  CHECK(eventually([&] { return sys.registry().running() == baseline; }, 5s));
+  CHECK(eventually([&] { return sys.registry().running() == baseline; },
+                   "the informer's actors never ended after stop", 5s));
 }
 
 TEST_CASE_METHOD(LiveFixture, "stop kills a handler that never finishes after the stop timeout",
@@ -249,7 +273,7 @@ TEST_CASE_METHOD(InformerFixture, "the watch error handler sees a failed list",
   REQUIRE(informer->set_watch_error_handler([errors](const kinformer::Error& e) { errors->add(e.to_string()); }));
   source->fail_next_list(kinformer::Error{Errc::server_error, "boom"});
   informer->run();
-  REQUIRE(eventually([&] { return errors->size() >= 1; }));
+  REQUIRE(eventually([&] { return errors->size() >= 1; }, "the watch error handler never saw the failed list"));
   CHECK(errors->lines().front().find("boom") != std::string::npos);
   CHECK(informer->wait_for_sync(20s));  // and it recovered
 }
@@ -289,8 +313,11 @@ TEST_CASE_METHOD(InformerFixture, "handlers are added replaced and removed from 
   for (int i = 0; i < 5; ++i) source->add(pod("p" + std::to_string(i), "0"));
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
+  auto witness = std::make_shared<EventLog>();  // stays registered: shows what the Processor sent
+  add(witness);
   auto old_log = std::make_shared<EventLog>();
   auto new_log = std::make_shared<EventLog>();
+  auto new_actor = kinformer::actors::spawn_handler(sys, kinformer::actors::dispatch_to(logging(new_log)));
   std::optional<kinformer::Result<HandlerRegistration>> added;  // Catch2 asserts on this thread only
   std::thread other([&] { added = informer->add_handler(logging(old_log)); });
   other.join();
@@ -299,7 +326,7 @@ TEST_CASE_METHOD(InformerFixture, "handlers are added replaced and removed from 
   REQUIRE(eventually([&] { return handle.has_synced(); }, "the late handler's replay was never handled"));
   CHECK(old_log->size() == 5);
   std::optional<kinformer::Result<void>> swapped;
-  std::thread swapper([&] { swapped = informer->replace_handler(handle, logging(new_log), {}); });
+  std::thread swapper([&] { swapped = informer->replace_handler(handle, new_actor, {}); });
   swapper.join();
   REQUIRE(*swapped);
   source->add(pod("after-swap", "0"));
@@ -308,8 +335,17 @@ TEST_CASE_METHOD(InformerFixture, "handlers are added replaced and removed from 
   CHECK(old_log->size() == 5);  // nothing delivered to both
   informer->remove_handler(handle);
   source->add(pod("after-remove", "0"));
-  std::this_thread::sleep_for(50ms);  // give a wrongly delivered event time to show up
+  source->add(pod("marker", "0"));
+  // The marker reached the witness: the Processor is done sending after-remove anywhere.
+  REQUIRE(eventually(
+      [&] {
+        auto lines = witness->lines();
+        return !lines.empty() && lines.back() == "add marker";
+      },
+      "the marker never reached the witness"));
+  REQUIRE(handler_drained(sys, new_actor));
   CHECK(new_log->size() == 1);
+  caf::anon_send_exit(new_actor, caf::exit_reason::user_shutdown);
   SharedInformerOptions other_options;
   other_options.source = source;
   SharedInformer foreign(sys, other_options);

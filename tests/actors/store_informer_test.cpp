@@ -53,8 +53,7 @@ TEST_CASE_METHOD(
     return cached && cached->label("tier") == std::optional<std::string_view>("web") &&
            !informer.indexer().get_by_key("default/b");
   };
-  INFO("the informer did not follow the store's writes within 20 s: no watch events from the store?");
-  REQUIRE(eventually(relabeled));
+  REQUIRE(eventually(relabeled, "the informer did not follow the store's writes: no watch events from the store?"));
   CHECK(informer.indexer().get_by_key("default/a") == store->get(pods, "default", "a").value()->object());
   informer.stop();
 }

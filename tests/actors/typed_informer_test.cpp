@@ -106,7 +106,7 @@ TEST_CASE_METHOD(LiveFixture, "typed handlers receive the decoded object for add
   REQUIRE(pods.wait_for_sync(20s));
   source->modify(pod("a", "0", {{"v", "2"}}));
   source->remove("default/a");
-  REQUIRE(eventually([&] { return log->size() == 3; }));
+  REQUIRE(eventually([&] { return log->size() == 3; }, "the typed handler never saw add, update and delete"));
   CHECK(log->lines() == std::vector<std::string>{"add a node-1 initial", "update a 1->2", "delete a"});
   CHECK(pods.undecodable() == 0);
   pods.stop();
@@ -124,7 +124,7 @@ TEST_CASE_METHOD(LiveFixture, "each object is decoded once at ingest, whatever t
   for (int i = 0; i < 10; ++i) source->add(pod("p" + std::to_string(i), "0"));
   Counted::decodes = 0;
   counted.run();
-  REQUIRE(eventually([&] { return seen == 30; }));
+  REQUIRE(eventually([&] { return seen == 30; }, "the three handlers never saw the 10 adds each"));
   CHECK(Counted::decodes == 10);
   auto got = counted.get("default/p3");
   REQUIRE(got);
@@ -159,7 +159,7 @@ TEST_CASE_METHOD(LiveFixture, "the factory shares one informer per resource and 
   source->add(pod("a", "0"));
   factory.start();
   REQUIRE(factory.wait_for_cache_sync(20s));
-  CHECK(eventually([&] { return names->size() == 1; }));
+  CHECK(eventually([&] { return names->size() == 1; }, "the factory's typed handler never saw the add"));
 
   // A kind with another decoder cannot type an informer that already runs.
   auto late = Informer<Counted>::over(untyped);

@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/apiserver/test_server.hpp"
+#include "tests/support/eventually.hpp"
 
+using kinformer::testing::eventually;
 using kinformer::testing::TestServer;
 using kinformer::testing::WatchStream;
 using nlohmann::json;
@@ -76,10 +78,7 @@ TEST_CASE("1000 concurrent watchers each receive every event in order", "[apiser
   CHECK(complete == watchers);
   streams.clear();
   // The server notices closed watchers without any event to write.
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (t.server().stats().watches_active != 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(10ms);
-  CHECK(t.server().stats().watches_active == 0);
+  eventually([&] { return t.server().stats().watches_active == 0; }, "the server to notice the closed watchers", 10s);
 }
 
 TEST_CASE("a watcher that stops reading is disconnected and does not hold back the others",
@@ -115,18 +114,18 @@ TEST_CASE("a watcher that stops reading is disconnected and does not hold back t
         seen[w]++;
       }
     });
-  std::this_thread::sleep_for(200ms);  // let the watchers connect
+  REQUIRE(eventually([&] { return t.server().stats().watches_active == std::uint64_t{fast_watchers} + 1; },
+                     "the stuck and the fast watchers to be connected"));
   const std::string big(32 * 1024, 'x');  // 300 x 32 KiB overflows any socket buffer of the stuck watcher
   for (int i = 0; i < events; ++i) {
     json cm = {{"metadata", {{"name", "cm-" + std::to_string(i)}}}, {"data", {{"blob", big}}}};
     REQUIRE(t.request("POST", "/api/v1/namespaces/default/configmaps", cm.dump()).status == 201);
     if (i % 50 == 49) {  // keep the fast ones inside the history window on a busy machine
-      auto deadline = std::chrono::steady_clock::now() + 20s;
       auto caught_up = [&] {
         for (auto& s : seen) if (s < i - 100) return false;
         return true;
       };
-      while (!caught_up() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+      eventually(caught_up, "the fast watchers to read within 100 events of the writes", 20s);
     }
   }
   for (auto& r : readers) r.join();
@@ -134,9 +133,8 @@ TEST_CASE("a watcher that stops reading is disconnected and does not hold back t
     CHECK(seen[w] == events);
     CHECK(in_order[w]);
   }
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (t.server().stats().slow_watchers_closed < 1 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(10ms);
+  eventually([&] { return t.server().stats().slow_watchers_closed >= 1; }, "the stuck watcher to be closed",
+             10s);
   CHECK(t.server().stats().slow_watchers_closed == 1);
   // Memory stays bounded: the store keeps only the configured history.
   const auto& configmaps = *t.server().registry().find("", "v1", "configmaps");

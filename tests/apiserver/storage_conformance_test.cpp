@@ -404,9 +404,11 @@ TEST_CASE("A storage list and watch filter by label and field selectors", "[stor
   REQUIRE(b.create("default", "d", {{"app", "y"}}));
   auto e = b.create("default", "e", {{"app", "x"}});
   REQUIRE(e);
-  eventually([&] { return seen.size() >= 1; }, "the ADDED of the one new object the selector matches");
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // nothing else may follow
-  CHECK(seen.summary() == std::vector<std::string>{"ADDED " + at(e->object)});
+  // A later object the selector matches marks the end: nothing else came before it.
+  auto marker = b.create("default", "f", {{"app", "x"}});
+  REQUIRE(marker);
+  eventually([&] { return seen.size() >= 2; }, "the ADDEDs of the two new objects the selector matches");
+  CHECK(seen.summary() == std::vector<std::string>{"ADDED " + at(e->object), "ADDED " + at(marker->object)});
   watch->stop();
 }
 

@@ -4,37 +4,27 @@
 // reaches the forecaster and what the writer puts into status.
 #include "examples/forecasting/forecast_chain.hpp"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cmath>
 #include <mutex>
-#include <thread>
+#include <string>
 
 #include "examples/forecasting/forecast_stack.hpp"
 #include "examples/forecasting/series_api.hpp"
+#include "tests/support/eventually.hpp"
 
 namespace fc = kinformer::forecasting;
+using kinformer::testing::eventually;
 using namespace std::chrono_literals;
 
 namespace {
 
 const std::string model_prefix = std::string(KINFORMER_SOURCE_DIR) + "/models/weights/etth1_s_24";
 const std::string ns = "metrics";
+constexpr std::chrono::milliseconds chain_deadline = 60s;  // a forecast runs the model under a loaded CI
 constexpr std::int64_t start = 1467331200;  // 2016-07-01T00:00:00Z
-
-/// Polls until `done`, or fails the test saying what it waited for.
-template <class Pred>
-bool wait_for(Pred done, const std::string& what, std::chrono::milliseconds deadline = 60s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) {
-      FAIL_CHECK("timed out waiting for " << what);
-      return false;
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
 
 std::vector<fc::MetricPoint> hourly(int n, std::int64_t from = start) {
   std::vector<fc::MetricPoint> points;
@@ -80,9 +70,21 @@ struct ChainFixture {
     (void)server->stop();
   }
   const fc::ChainStats& stats() const { return stack->stats(); }
-  std::size_t written_count() {
+  /// The forecasts written for the series `name` so far.
+  std::size_t written_for(const std::string& name) {
     std::lock_guard<std::mutex> lock(mu);
-    return written.size();
+    return static_cast<std::size_t>(std::count_if(written.begin(), written.end(), [&](const fc::WrittenForecast& w) {
+      return w.series && w.series->name == name;
+    }));
+  }
+  /// Creates the series `name` with a full window and waits for its forecast: every
+  /// change to the series before it has then passed the whole chain, whose hops keep
+  /// the informer's order (actors/processor.hpp "Routing").
+  void forecast_marker(const std::string& name) {
+    REQUIRE(fc::call(stack->client(), "POST", fc::series_collection_path(ns),
+                     fc::new_series_body(ns, name, "temperature", "°C", 3600, hourly(96))));
+    REQUIRE(eventually([&] { return written_for(name) == 1; },
+                       "the marker series " + name + "'s forecast", chain_deadline));
   }
   std::size_t error_count() {
     std::lock_guard<std::mutex> lock(mu);
@@ -112,13 +114,14 @@ TEST_CASE_METHOD(ChainFixture,
   REQUIRE(fc::call(stack->client(), "POST", fc::series_collection_path(ns),
                    fc::new_series_body(ns, "a", "temperature", "°C", 3600, points)));
   // One point short of a window: the forecaster's predicate keeps it away.
-  std::this_thread::sleep_for(1s);
-  CHECK(written_count() == 0);
-  CHECK(*stats().windows == 0);
+  forecast_marker("after-short");
+  CHECK(written_for("a") == 0);
+  CHECK(*stats().windows == 1);  // the marker's
 
   const auto next = hourly(1, points.back().time + 3600);
   append("a", next, 0);
-  REQUIRE(wait_for([&] { return written_count() == 1; }, "the first forecast to be written into status"));
+  REQUIRE(eventually([&] { return written_for("a") == 1; },
+                     "the first forecast to be written into status", chain_deadline));
   auto series = stored("a");
   REQUIRE(series.forecast);
   CHECK(series.forecast->model == "h24");
@@ -128,18 +131,20 @@ TEST_CASE_METHOD(ChainFixture,
   for (const auto& p : series.forecast->points) CHECK(std::isfinite(p.value));
   {
     std::lock_guard<std::mutex> lock(mu);
-    CHECK(written[0].scaled.values.size() == 24);
-    CHECK(written[0].forecast.points[0].value == series.forecast->points[0].value);  // what status holds
+    CHECK(written.back().scaled.values.size() == 24);
+    CHECK(written.back().forecast.points[0].value == series.forecast->points[0].value);  // what status holds
   }
 
-  // The writer's own status write changes no generation: no second forecast.
-  std::this_thread::sleep_for(1s);
-  CHECK(written_count() == 1);
-  CHECK(*stats().forecasts == 1);
+  // The writer's own status write changes no generation: no second forecast (the
+  // marker is created after that write, so its event comes after the write's).
+  forecast_marker("after-status");
+  CHECK(written_for("a") == 1);
+  CHECK(*stats().forecasts == 3);  // a's and the two markers'
 
   // Each appended point (dropping the oldest) gives one more forecast, from that point.
   append("a", hourly(1, next.back().time + 3600), 1);
-  REQUIRE(wait_for([&] { return written_count() == 2; }, "the second forecast to be written into status"));
+  REQUIRE(eventually([&] { return written_for("a") == 2; },
+                     "the second forecast to be written into status", chain_deadline));
   CHECK(stored("a").forecast->based_on == next.back().time + 3600);
   CHECK(stored("a").points.size() == 96);
   CHECK(error_count() == 0);
@@ -151,12 +156,12 @@ TEST_CASE_METHOD(ChainFixture, "a window with a gap is reported and never foreca
   points.push_back({points.back().time + 7200, 20.0});  // a missing hour
   REQUIRE(fc::call(stack->client(), "POST", fc::series_collection_path(ns),
                    fc::new_series_body(ns, "gappy", "temperature", "°C", 3600, points)));
-  REQUIRE(wait_for([&] { return error_count() == 1; }, "the window builder to report the gap"));
+  REQUIRE(eventually([&] { return error_count() == 1; }, "the window builder to report the gap", chain_deadline));
   {
     std::lock_guard<std::mutex> lock(mu);
     CHECK(errors[0].find("a gap before") != std::string::npos);
   }
-  std::this_thread::sleep_for(500ms);
-  CHECK(written_count() == 0);
+  forecast_marker("after-gap");
+  CHECK(written_for("gappy") == 0);
   CHECK_FALSE(stored("gappy").forecast);
 }

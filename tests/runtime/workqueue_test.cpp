@@ -11,10 +11,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/eventually.hpp"
 #include "tests/support/metrics_text.hpp"
 
 using kinformer::WorkQueue;
 using kinformer::WorkQueueOptions;
+using kinformer::testing::eventually;
 using namespace std::chrono_literals;
 
 namespace {
@@ -33,20 +35,6 @@ WorkQueueOptions fake(const FakeClock& clock) {
   WorkQueueOptions options;
   options.now = clock.fn();
   return options;
-}
-
-/// Polls `done` with a deadline; says what it waited for when it gives up.
-template <class Pred>
-bool eventually(Pred done, const char* waited_for, std::chrono::milliseconds deadline = 10s) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) {
-      UNSCOPED_INFO("gave up waiting: " << waited_for);
-      return false;
-    }
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
 }
 
 }  // namespace
@@ -92,7 +80,8 @@ TEST_CASE("shut down with drain waits for keys in processing and shut down does 
       queue.shut_down_with_drain();
       drained = true;
     });
-    std::this_thread::sleep_for(50ms);
+    // The closer is inside shut_down_with_drain once the queue shuts down; "a" is not done.
+    REQUIRE(eventually([&] { return queue.shutting_down(); }, "shut_down_with_drain never began"));
     CHECK_FALSE(drained);
     queue.add("b");  // ignored while shutting down
     queue.done("a");

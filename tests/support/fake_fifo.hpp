@@ -23,8 +23,8 @@
 
 #include "actors/delta_fifo.hpp"
 #include "actors/errors.hpp"
+#include "actors/every_actor.hpp"
 #include "actors/messages.hpp"
-#include "actors/tsan.hpp"
 
 namespace kinformer::testing {
 
@@ -38,7 +38,7 @@ class FifoLog {
   struct Call {
     std::string what;  // "replace", "deltas", "resync" or "depth"
     actors::ListSnapshotPtr snapshot;  // replace
-    actors::WatchDeltasPtr deltas;     // deltas
+    actors::DeltasPtr deltas;     // deltas
   };
 
   std::vector<Call> calls() const {
@@ -149,7 +149,7 @@ class FifoLog {
     return holding_;
   }
   /// Records a deltas call whose answer is held until release().
-  void hold(actors::WatchDeltasPtr deltas, caf::typed_response_promise<std::size_t> promise) {
+  void hold(actors::DeltasPtr deltas, caf::typed_response_promise<std::size_t> promise) {
     std::lock_guard lock(mu_);
     calls_.push_back({"deltas", nullptr, std::move(deltas)});
     held_.push_back(std::move(promise));
@@ -199,19 +199,16 @@ inline FakeFifoActor::behavior_type fake_fifo(FakeFifoActor::pointer self, std::
       [=](answer_atom) {
         for (auto& [promise, depth] : log->take_ready()) promise.deliver(depth);
       },
-      // HandlerScope: ThreadSanitizer annotations, as in the real FIFO (actors/tsan.hpp)
-      [=](actors::replace_atom, const actors::ListSnapshotPtr& s) {
-        const actors::detail::HandlerScope handoff;
-        return log->record({"replace", s, nullptr});
-      },
-      [=](actors::deltas_atom, const actors::WatchDeltasPtr& d) -> caf::result<std::size_t> {
-        const actors::detail::HandlerScope handoff;
+      // handed_off: ThreadSanitizer annotations, as in the real FIFO (actors/every_actor.hpp)
+      actors::handed_off(
+          [=](actors::replace_atom, const actors::ListSnapshotPtr& s) { return log->record({"replace", s, nullptr}); }),
+      actors::handed_off([=](actors::deltas_atom, const actors::DeltasPtr& d) -> caf::result<std::size_t> {
         if (!log->holding()) return log->record({"deltas", nullptr, d});
         // a promise marks the request answered, so it is made only when the answer waits
         auto promise = self->make_response_promise<std::size_t>();
         log->hold(d, promise);
         return promise;
-      },
+      }),
       [=](actors::resync_atom) -> caf::result<std::size_t> {
         if (auto failure = log->take_resync_failure()) return actors::to_caf_error(*failure);
         return log->record({"resync", nullptr, nullptr});
