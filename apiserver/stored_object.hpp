@@ -1,7 +1,7 @@
 // apiserver/stored_object.hpp
 //
 // StoredObject and StoreEvent: one stored version of an object and one change, as
-// every Storage (apiserver/storage.hpp) hands them out: the serialized JSON (apiVersion
+// every Storage (apiserver/storage/storage.hpp) hands them out: the serialized JSON (apiVersion
 // and kind first, so a built-in list item is a suffix of it), the labels and the
 // selectable fields, parsed once.
 //

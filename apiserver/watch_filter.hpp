@@ -24,7 +24,7 @@
 
 #include "apiserver/api_error.hpp"
 #include "apiserver/resources.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "runtime/selector.hpp"
 
 namespace kinformer::apiserver {

@@ -30,7 +30,7 @@
 #include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "apiserver/resources.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "apiserver/store_list_watch.hpp"
 #include "tests/support/fault_injecting_list_watch.hpp"
 

@@ -1,4 +1,4 @@
-#include "apiserver/etcd_storage.hpp"
+#include "apiserver/storage/etcd/etcd_storage.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -489,7 +489,7 @@ Result<void> EtcdStorage::serve_stored_crds() {
   return {};
 }
 
-// ---- the watches (apiserver/etcd_watches.hpp) ----
+// ---- the watches (apiserver/storage/etcd/etcd_watches.hpp) ----
 
 std::vector<EventPtr> EtcdStorage::decode_events(const ResourceType& type, const json& events) const {
   std::vector<EventPtr> fresh;

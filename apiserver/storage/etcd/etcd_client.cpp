@@ -1,4 +1,4 @@
-#include "apiserver/etcd_client.hpp"
+#include "apiserver/storage/etcd/etcd_client.hpp"
 
 #include <mutex>
 #include <nlohmann/json.hpp>

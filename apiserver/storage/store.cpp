@@ -1,4 +1,4 @@
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 
 #include <atomic>
 #include <cassert>

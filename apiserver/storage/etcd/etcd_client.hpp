@@ -1,4 +1,4 @@
-// apiserver/etcd_client.hpp
+// apiserver/storage/etcd/etcd_client.hpp
 //
 // EtcdClient: etcd 3.4's v3 API through its JSON gateway (grpc-gateway: POST
 // /v3/kv/range, /v3/kv/txn, /v3/kv/compaction, /v3/maintenance/status, /v3/watch)
@@ -23,7 +23,7 @@
 //     however many watches failed there together).
 // Threading: every member may be called from any thread; watch callbacks run on the
 //   endpoint's I/O thread, one at a time.
-// Not here: what the keys mean (apiserver/etcd_storage.hpp).
+// Not here: what the keys mean (apiserver/storage/etcd/etcd_storage.hpp).
 #pragma once
 
 #include <atomic>

@@ -1,4 +1,4 @@
-#include "apiserver/etcd_watches.hpp"
+#include "apiserver/storage/etcd/etcd_watches.hpp"
 
 #include <algorithm>
 #include <iterator>
