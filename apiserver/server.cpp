@@ -20,6 +20,7 @@
 #include "apiserver/api.hpp"
 #include "apiserver/auth.hpp"
 #include "apiserver/storage/persistence.hpp"
+#include "apiserver/watch_encoder.hpp"
 #include "runtime/accept_loop.hpp"
 #include "runtime/connection_registry.hpp"
 #include "runtime/http_framing.hpp"
@@ -580,7 +581,9 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   // The synthetic ADDEDs of a watch's initial state, one chunk per batch, pointing
   // into the shared stored objects (no per-watcher copy of the initial list).
   void collect_initial(std::vector<net::const_buffer>& buffers) {
-    static const std::string prefix = "{\"type\":\"ADDED\",\"object\":", suffix = "}\n", crlf = "\r\n";
+    static const std::string crlf = "\r\n";
+    const std::string& prefix = line_prefix(LineType::added);
+    const std::string& suffix = line_suffix();
     batch_strings_.emplace_back();
     auto header_slot = buffers.size();
     buffers.emplace_back();

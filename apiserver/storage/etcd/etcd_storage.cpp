@@ -26,6 +26,11 @@ ApiError unavailable(const Error& error) {
   return ApiError{503, "ServiceUnavailable", error.message, {}, {}, {}, {}, {}};
 }
 
+// The revision an answer was given at: a write's own revision for a Txn.
+std::uint64_t header_revision(const json& answer) {
+  return static_cast<std::uint64_t>(EtcdClient::number(answer.at("header"), "revision"));
+}
+
 bool succeeded(const json& txn) { return txn.value("succeeded", false); }
 
 // The kvs of a Txn's first (range) response.
@@ -162,8 +167,7 @@ StoredPtr EtcdStorage::stored_from(const ResourceType& type, const json& kv, std
     log::warn("apiserver", "etcd value is not an object; skipped", {{"key", EtcdClient::decode(kv["key"])}});
     return nullptr;
   }
-  object["metadata"]["resourceVersion"] = std::to_string(revision);
-  return make_stored(type, object);
+  return make_stored(type, std::move(object), static_cast<std::uint64_t>(revision));
 }
 
 StoredPtr EtcdStorage::decoded(const ResourceType& type, const std::string& key,
@@ -322,8 +326,7 @@ ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& typ
     auto existing = read(type, key);
     if (!existing) return std::move(existing).error();
     if (existing.value()) return ApiError::already_exists(type.group, type.plural, name);
-    object["metadata"]["resourceVersion"] = std::to_string(revision() + 1);
-    return WriteResult{make_stored(type, object), true};
+    return WriteResult{make_stored(type, std::move(object), revision() + 1), true};
   }
   object["metadata"].erase("resourceVersion");
   json compare =
@@ -342,9 +345,7 @@ ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& typ
     retry = true;  // the namespace changed meanwhile (e.g. it is being deleted): check it again
     return ApiError::conflict(type.group, type.plural, name, "the namespace changed during the create");
   }
-  object["metadata"]["resourceVersion"] =
-      std::to_string(EtcdClient::number(answer->at("header"), "revision"));
-  return WriteResult{make_stored(type, object), true};
+  return WriteResult{make_stored(type, std::move(object), header_revision(*answer)), true};
 }
 
 ApiResult<Storage::WriteResult> EtcdStorage::create(const ResourceType& type, std::string_view ns,
@@ -382,8 +383,7 @@ ApiResult<Storage::WriteResult> EtcdStorage::write(const ResourceType& type, std
     if (!differs) return std::move(differs).error();
     if (!differs.value()) return WriteResult{existing, false};
     if (dry_run) {
-      after["metadata"]["resourceVersion"] = std::to_string(revision() + 1);
-      return WriteResult{make_stored(type, after), false};
+      return WriteResult{make_stored(type, std::move(after), revision() + 1), false};
     }
     after["metadata"].erase("resourceVersion");
     json txn = {
@@ -394,9 +394,7 @@ ApiResult<Storage::WriteResult> EtcdStorage::write(const ResourceType& type, std
     auto answer = call("/v3/kv/txn", txn);
     if (!answer) return std::move(answer).error();
     if (!succeeded(*answer)) continue;  // another writer won: compute again on its result
-    after["metadata"]["resourceVersion"] =
-        std::to_string(EtcdClient::number(answer->at("header"), "revision"));
-    return WriteResult{make_stored(type, after), false};
+    return WriteResult{make_stored(type, std::move(after), header_revision(*answer)), false};
   }
   return ApiError::conflict(
       type.group, type.plural, std::string(name),
@@ -411,9 +409,7 @@ ApiResult<StoredPtr> EtcdStorage::delete_one(const ResourceType& type, const Sto
   if (!answer) return std::move(answer).error();
   if (!succeeded(*answer))
     return ApiError::conflict(type.group, type.plural, current->name, "changed meanwhile");
-  json last = json::parse(current->json);
-  last["metadata"]["resourceVersion"] = std::to_string(EtcdClient::number(answer->at("header"), "revision"));
-  return make_stored(type, last);
+  return make_stored(type, json::parse(current->json), header_revision(*answer));
 }
 
 ApiResult<StoredPtr> EtcdStorage::remove(const ResourceType& type, std::string_view ns, std::string_view name,
@@ -504,9 +500,8 @@ std::vector<EventPtr> EtcdStorage::decode_events(const ResourceType& type, const
     if (e.value("type", "") == "DELETE") {
       remember(type, key, nullptr);
       if (!previous) continue;  // nothing to tell a watcher about the deleted object
-      json last = json::parse(previous->json);
-      last["metadata"]["resourceVersion"] = std::to_string(mod);
-      fresh.push_back(make_event(EventType::deleted, make_stored(type, last), previous));
+      auto last = make_stored(type, json::parse(previous->json), static_cast<std::uint64_t>(mod));
+      fresh.push_back(make_event(EventType::deleted, std::move(last), previous));
       continue;
     }
     auto object = stored_from(type, kv, mod);
