@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "apiserver/storage/etcd/etcd_client.hpp"
+#include "apiserver/storage/etcd/txn_retry.hpp"
 #include "apiserver/storage/storage.hpp"
 #include "apiserver/storage/etcd/etcd_watches.hpp"
 #include "runtime/result.hpp"
@@ -130,9 +131,13 @@ class EtcdStorage final : public Storage {
   void forget_decoded(const ResourceType& type) const;
   /// The events of `type` among a watch message's events (EtcdWatches::Keys::decode).
   std::vector<EventPtr> decode_events(const ResourceType& type, const nlohmann::json& events) const;
-  ApiResult<WriteResult> create_once(const ResourceType& type, std::string_view ns, nlohmann::json object,
-                                     bool dry_run, bool& retry);
-  ApiResult<StoredPtr> delete_one(const ResourceType& type, const StoredPtr& current);
+  /// One create Txn; Lost::name_taken or Lost::namespace_changed when its compare failed.
+  Attempt<WriteResult> create_once(const ResourceType& type, std::string_view ns, nlohmann::json object,
+                                   bool dry_run);
+  /// One delete Txn at current's mod_revision; Lost::modified when the object changed.
+  Attempt<StoredPtr> delete_one(const ResourceType& type, const StoredPtr& current);
+  /// Deletes every object in the namespace (a deleted namespace's cascade).
+  std::optional<ApiError> empty_namespace(const StoredObject& ns);
   Result<void> ensure_bootstrap_namespaces();
   Result<void> serve_stored_crds();
 
