@@ -1,3 +1,6 @@
+// Over ~600 lines on purpose: one RequestHandler holds the sequence each verb runs (get, list,
+// watch, create, update, patch, apply, delete, subresources); the rules it applies already live
+// in their own files (read_rules, object_rules, patch, table_printer, scale_subresource...).
 #include "apiserver/api.hpp"
 
 #include <algorithm>
@@ -18,9 +21,11 @@
 #include "apiserver/protobuf_decoder.hpp"
 #include "apiserver/read_rules.hpp"
 #include "apiserver/request_params.hpp"
+#include "apiserver/resource_version.hpp"
 #include "apiserver/scale_subresource.hpp"
 #include "apiserver/served_crd.hpp"
 #include "apiserver/table_printer.hpp"
+#include "apiserver/watch_encoder.hpp"
 #include "apiserver/work_budget.hpp"
 
 namespace kinformer::apiserver {
@@ -156,7 +161,7 @@ class RequestHandler {
     if (*printer) return HttpResponse{200, (*printer)->content_type(), (*printer)->list(page->items, meta), nullptr};
     auto body = std::make_shared<ListBody>();
     body->head = "{\"kind\":\"" + t.type->list_kind() + "\",\"apiVersion\":\"" + t.type->api_version() +
-                 "\",\"metadata\":{\"resourceVersion\":\"" + std::to_string(page->revision) + "\"";
+                 "\",\"metadata\":{\"resourceVersion\":\"" + format_resource_version(page->revision) + "\"";
     if (!meta.continue_token.empty()) {
       body->head += ",\"continue\":\"" + meta.continue_token + "\"";
       if (meta.remaining) body->head += ",\"remainingItemCount\":" + std::to_string(*meta.remaining);
@@ -229,7 +234,7 @@ class RequestHandler {
   static void as_table_watch(WatchPlan& plan, std::shared_ptr<const TablePrinter> printer) {
     plan.rewrite_line = table_watch_rewriter(std::move(printer));
     std::vector<std::string> lines;
-    for (const auto& object : plan.initial_objects) lines.push_back(plan.rewrite_line(added_line(*object)));
+    for (const auto& object : plan.initial_objects) lines.push_back(plan.rewrite_line(event_line(LineType::added, object->json)));
     for (const auto& line : plan.initial_lines) lines.push_back(plan.rewrite_line(line));
     plan.initial_objects.clear();
     plan.initial_lines = std::move(lines);
@@ -426,7 +431,7 @@ class RequestHandler {
         auto next = patched(json::parse((*stored)->json));
         if (!next) return error_response(next.error());
         result = std::move(next).value();
-        read_rv = std::to_string((*stored)->resource_version);
+        read_rv = format_resource_version((*stored)->resource_version);
       }
       bool raced = false;
       auto written = store_.write(

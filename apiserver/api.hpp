@@ -60,7 +60,7 @@
 #include <vector>
 
 #include "apiserver/object_limits.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "apiserver/watch_filter.hpp"
 
 namespace kinformer::apiserver {

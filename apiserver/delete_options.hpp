@@ -27,7 +27,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "apiserver/api_error.hpp"
-#include "apiserver/storage.hpp"
+#include "apiserver/storage/storage.hpp"
 
 namespace kinformer::apiserver {
 

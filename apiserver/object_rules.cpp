@@ -9,6 +9,7 @@
 #include <random>
 
 #include "apiserver/managed_fields.hpp"
+#include "apiserver/resource_version.hpp"
 #include "runtime/selector.hpp"
 
 namespace kinformer::apiserver {
@@ -182,9 +183,8 @@ ApiResult<bool> prepare_update(const ResourceType& type, const StoredObject& cur
                                json& after) {
   if (auto bad = validate_metadata(type, after)) return *bad;
   auto& meta = after["metadata"];
-  auto current_rv = std::to_string(current.resource_version);
   auto wanted_rv = meta.value("resourceVersion", "");
-  if (!wanted_rv.empty() && wanted_rv != current_rv)
+  if (!wanted_rv.empty() && !same_resource_version(wanted_rv, current.resource_version))
     return ApiError::conflict(
         type.group, type.plural, current.name,
         "the object has been modified; please apply your changes to the latest version and try again");
@@ -207,7 +207,7 @@ ApiResult<bool> prepare_update(const ResourceType& type, const StoredObject& cur
   keep_managed_fields(meta, &old_meta);
   after["kind"] = type.kind;
   after["apiVersion"] = type.api_version();
-  meta["resourceVersion"] = current_rv;
+  set_resource_version(after, current.resource_version);
   if (after == before) return false;
   if (type.tracks_generation && without_metadata_and_status(after) != without_metadata_and_status(before))
     meta["generation"] = old_meta.value("generation", 0) + 1;
@@ -222,11 +222,11 @@ std::optional<ApiError> deletion_refused(const ResourceType& type, bool is_names
                               "Precondition failed: UID in precondition: " + preconditions.uid +
                                   ", UID in object meta: " + current.uid);
   if (!preconditions.resource_version.empty() &&
-      preconditions.resource_version != std::to_string(current.resource_version))
+      !same_resource_version(preconditions.resource_version, current.resource_version))
     return ApiError::conflict(
         type.group, type.plural, current.name,
         "Precondition failed: ResourceVersion in precondition: " + preconditions.resource_version +
-            ", ResourceVersion in object meta: " + std::to_string(current.resource_version));
+            ", ResourceVersion in object meta: " + format_resource_version(current.resource_version));
   if (is_namespace &&
       (current.name == "default" || current.name == "kube-system" || current.name == "kube-public"))
     return ApiError{403,

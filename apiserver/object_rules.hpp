@@ -40,7 +40,7 @@
 
 #include "apiserver/api_error.hpp"
 #include "apiserver/resources.hpp"
-#include "apiserver/storage.hpp"
+#include "apiserver/storage/storage.hpp"
 #include "apiserver/stored_object.hpp"
 
 namespace kinformer::apiserver {

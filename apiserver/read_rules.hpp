@@ -32,7 +32,7 @@
 #include <string>
 
 #include "apiserver/api_error.hpp"
-#include "apiserver/storage.hpp"
+#include "apiserver/storage/storage.hpp"
 
 namespace kinformer::apiserver {
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cstring>
 
+#include "apiserver/resource_version.hpp"
+
 namespace kinformer::apiserver {
 
 namespace {
@@ -86,13 +88,13 @@ std::optional<std::uint64_t> parse_unsigned(const std::string& text) {
 // resourceVersion: absent (nullopt) or an unsigned integer; anything else is 400.
 ApiResult<std::optional<std::uint64_t>> resource_version_param(const std::string& text) {
   if (text.empty()) return std::optional<std::uint64_t>{};
-  auto rv = parse_unsigned(text);
+  auto rv = parse_resource_version(text);
   if (!rv) return ApiError::bad_request("invalid resource version \"" + text + "\"");
   return rv;
 }
 
 std::string encode_continue(std::uint64_t rv, const std::string& key, std::optional<std::size_t> remaining) {
-  std::string raw = std::to_string(rv) + "\n" + key, out;
+  std::string raw = format_resource_version(rv) + "\n" + key, out;
   if (remaining) raw += "\n" + std::to_string(*remaining);
   unsigned value = 0;
   int bits = 0;
@@ -124,7 +126,7 @@ std::optional<ContinueToken> parse_continue(const std::string& token) {
   }
   auto nl = raw.find('\n');
   if (nl == std::string::npos) return std::nullopt;
-  auto rv = parse_unsigned(raw.substr(0, nl));
+  auto rv = parse_resource_version(std::string_view(raw).substr(0, nl));
   if (!rv) return std::nullopt;
   ContinueToken out{*rv, raw.substr(nl + 1), std::nullopt};
   // Keys are DNS names: a second newline starts the remaining count.

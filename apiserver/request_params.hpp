@@ -10,7 +10,8 @@
 //   * Continue tokens are base64url("<rv>\n<last key>[\n<remaining>]"); rv 0 means "continue from the
 //     latest state" (an inconsistent continuation after 410). decode_continue() gives
 //     nullopt for anything it did not make.
-// Threading: pure functions. Errors: resource_version_param() is 400 for a non-number.
+// Threading: pure functions. Errors: resource_version_param() is 400 for what
+//   parse_resource_version() refuses.
 #pragma once
 
 #include <cstdint>
@@ -36,7 +37,7 @@ std::string param(const Query& q, const char* name);
 bool flag(const Query& q, const char* name);
 /// A non-negative decimal integer of at most 19 digits.
 std::optional<std::uint64_t> parse_unsigned(const std::string& text);
-/// resourceVersion: absent (nullopt) or an unsigned integer; anything else is 400.
+/// resourceVersion: absent (nullopt) or a revision (apiserver/resource_version.hpp); anything else is 400.
 ApiResult<std::optional<std::uint64_t>> resource_version_param(const std::string& text);
 
 /// `remaining`: the matching items after `key` in that snapshot, so that the next page

@@ -20,7 +20,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "apiserver/resources.hpp"
-#include "apiserver/storage.hpp"
+#include "apiserver/storage/storage.hpp"
 
 namespace kinformer::apiserver {
 

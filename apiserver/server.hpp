@@ -60,11 +60,11 @@
 #include <string>
 
 #include "apiserver/api.hpp"
-#include "apiserver/etcd_storage.hpp"
+#include "apiserver/storage/etcd/etcd_storage.hpp"
 #include "apiserver/object_limits.hpp"
 #include "apiserver/resources.hpp"
 #include "apiserver/server_observer.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "apiserver/watch_admission.hpp"
 #include "runtime/result.hpp"
 

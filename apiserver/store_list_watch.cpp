@@ -12,6 +12,8 @@
 
 #include "apiserver/read_rules.hpp"
 #include "apiserver/request_params.hpp"
+#include "apiserver/resource_version.hpp"
+#include "apiserver/watch_encoder.hpp"
 #include "apiserver/watch_filter.hpp"
 
 namespace kinformer::apiserver {
@@ -52,11 +54,11 @@ WatchEventType event_type(EventType type) {
 }
 
 WatchEvent event_of(WatchEventType type, ObjectPtr object, std::uint64_t rv) {
-  return WatchEvent{type, std::move(object), std::to_string(rv), std::nullopt};
+  return WatchEvent{type, std::move(object), format_resource_version(rv), std::nullopt};
 }
 
 WatchEvent bookmark_at(std::uint64_t rv, bool initial_events_end) {
-  WatchEvent bookmark{WatchEventType::bookmark, nullptr, std::to_string(rv), std::nullopt};
+  WatchEvent bookmark{WatchEventType::bookmark, nullptr, format_resource_version(rv), std::nullopt};
   bookmark.initial_events_end = initial_events_end;
   return bookmark;
 }
@@ -64,9 +66,7 @@ WatchEvent bookmark_at(std::uint64_t rv, bool initial_events_end) {
 // The previous content at the event's RV: what a watcher whose selection the object
 // left receives as DELETED (watch_filter.hpp).
 ObjectPtr previous_at(const StoreEvent& event) {
-  auto previous = nlohmann::json::parse(event.previous->json);
-  previous["metadata"]["resourceVersion"] = std::to_string(event.resource_version);
-  auto parsed = Object::parse(previous.dump());
+  auto parsed = Object::parse(object_at_revision(event.previous->json, event.resource_version));
   return parsed ? std::move(parsed).value() : nullptr;
 }
 
@@ -363,7 +363,7 @@ void StoreListWatch::list(const ListOptions& options, ListCallback done) {
     auto page = store_->list(type_, query.value());
     if (!page) return to_error(page.error());
     ObjectList out;
-    out.resource_version = std::to_string(page->revision);
+    out.resource_version = format_resource_version(page->revision);
     if (!page->last_key.empty()) out.continue_token = encode_continue(page->revision, page->last_key);
     out.items.reserve(page->items.size());
     for (const auto& stored : page->items) out.items.push_back(stored->object());

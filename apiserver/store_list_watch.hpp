@@ -51,7 +51,7 @@
 #include <vector>
 
 #include "apiserver/resources.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "runtime/list_watch.hpp"
 
 namespace kinformer::apiserver {

@@ -2,9 +2,10 @@
 
 #include <atomic>
 #include <cassert>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "apiserver/resource_version.hpp"
+#include "apiserver/watch_encoder.hpp"
 #include "runtime/key.hpp"
 
 namespace kinformer::apiserver {
@@ -38,16 +39,16 @@ std::string field_value(const json& object, const std::string& path) {
 
 std::string object_key(std::string_view ns, std::string_view name) { return make_key(ns, name); }
 
-StoredPtr make_stored(const ResourceType& type, const json& object) {
+StoredPtr make_stored(const ResourceType& type, json object, std::uint64_t revision) {
+  set_resource_version(object, revision);
   auto out = std::make_shared<StoredObject>();
   out->type = &type;
+  out->resource_version = revision;
   const auto& meta = object.at("metadata");
   out->name = meta.value("name", "");
   out->namespace_name = type.namespaced ? meta.value("namespace", "") : "";
   out->uid = meta.value("uid", "");
   out->key = object_key(out->namespace_name, out->name);
-  auto rv = meta.value("resourceVersion", "0");
-  out->resource_version = std::strtoull(rv.c_str(), nullptr, 10);
   if (auto labels = meta.find("labels"); labels != meta.end() && labels->is_object())
     for (auto it = labels->begin(); it != labels->end(); ++it)
       if (it.value().is_string()) out->labels[it.key()] = it.value().get<std::string>();
@@ -93,10 +94,7 @@ EventPtr make_event(EventType type, StoredPtr object, StoredPtr previous) {
   auto event = std::make_shared<StoreEvent>();
   event->resource_version = object->resource_version;
   event->type = type;
-  static const char* names[] = {"ADDED", "MODIFIED", "DELETED"};
-  event->line.reserve(object->json.size() + 40);
-  event->line.append("{\"type\":\"").append(names[static_cast<int>(type)]).append("\",\"object\":");
-  event->line.append(object->json).append("}\n");
+  event->line = event_line(line_type(type), object->json);
   event->object = std::move(object);
   event->previous = std::move(previous);
   return event;

@@ -1,13 +1,15 @@
 // apiserver/stored_object.hpp
 //
 // StoredObject and StoreEvent: one stored version of an object and one change, as
-// every Storage (apiserver/storage.hpp) hands them out: the serialized JSON (apiVersion
+// every Storage (apiserver/storage/storage.hpp) hands them out: the serialized JSON (apiVersion
 // and kind first, so a built-in list item is a suffix of it), the labels and the
 // selectable fields, parsed once.
 //
 // Contract
-//   * make_stored() builds a StoredObject from a complete object (metadata.name set);
-//     its resource_version is metadata.resourceVersion.
+//   * make_stored() builds a StoredObject from a complete object (metadata.name set) at
+//     the revision the storage gives it, which it writes as metadata.resourceVersion: a
+//     stored object's resourceVersion is never read back from its text.
+//   * make_event() renders the event's line with the one watch encoder (watch_encoder.hpp).
 //   * object_key() is the key lists are ordered by: "namespace/name", or "name".
 // Threading: both are immutable once built; object() may be called from any thread.
 // Errors: none; never throws (beyond std::bad_alloc).
@@ -70,8 +72,9 @@ struct StoreEvent {
 };
 using EventPtr = std::shared_ptr<const StoreEvent>;
 
-/// Builds a StoredObject from a complete object (selectable fields, labels, key).
-StoredPtr make_stored(const ResourceType& type, const nlohmann::json& object);
+/// Builds a StoredObject from a complete object (selectable fields, labels, key) at
+/// `revision`, which it sets as the object's metadata.resourceVersion.
+StoredPtr make_stored(const ResourceType& type, nlohmann::json object, std::uint64_t revision);
 
 /// The event with its watch line ({"type":"ADDED","object":{...}}\n) rendered once.
 EventPtr make_event(EventType type, StoredPtr object, StoredPtr previous);

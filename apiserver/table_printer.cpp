@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apiserver/crd.hpp"
+#include "apiserver/resource_version.hpp"
 
 namespace kinformer::apiserver {
 
@@ -200,7 +201,7 @@ std::string TablePrinter::list(const std::vector<StoredPtr>& items, const TableL
                                TableClock::time_point now) const {
   json rows = json::array();
   for (const auto& item : items) rows.push_back(row(json::parse(item->json, nullptr, false), now));
-  json metadata = {{"resourceVersion", std::to_string(meta.resource_version)}};
+  json metadata = {{"resourceVersion", format_resource_version(meta.resource_version)}};
   if (!meta.continue_token.empty()) metadata["continue"] = meta.continue_token;
   if (meta.remaining) metadata["remainingItemCount"] = *meta.remaining;
   return table(std::move(rows), std::move(metadata), true).dump();
@@ -208,7 +209,7 @@ std::string TablePrinter::list(const std::vector<StoredPtr>& items, const TableL
 
 std::string TablePrinter::one(const StoredObject& object, TableClock::time_point now) const {
   return table(json::array({row(json::parse(object.json, nullptr, false), now)}),
-               {{"resourceVersion", std::to_string(object.resource_version)}}, true)
+               {{"resourceVersion", format_resource_version(object.resource_version)}}, true)
       .dump();
 }
 

@@ -2,11 +2,9 @@
 
 #include <algorithm>
 
-#include <nlohmann/json.hpp>
+#include "apiserver/watch_encoder.hpp"
 
 namespace kinformer::apiserver {
-
-using nlohmann::json;
 
 ApiResult<ObjectFilter> ObjectFilter::parse(const ResourceType& type, std::string namespace_name,
                                             std::string_view label_selector, std::string_view field_selector) {
@@ -37,17 +35,6 @@ bool ObjectFilter::matches(const StoredObject& object) const {
   return true;
 }
 
-namespace {
-
-std::string event_line(const char* type, const std::string& object_json) {
-  std::string line;
-  line.reserve(object_json.size() + 40);
-  line.append("{\"type\":\"").append(type).append("\",\"object\":").append(object_json).append("}\n");
-  return line;
-}
-
-}  // namespace
-
 SeenAs seen_as(const StoreEvent& event, const ObjectFilter& filter) {
   if (event.object->type != &filter.type()) return SeenAs::nothing;
   if (!filter.has_selectors()) return filter.matches(*event.object) ? SeenAs::the_event : SeenAs::nothing;
@@ -68,28 +55,14 @@ const std::string* line_for(const StoreEvent& event, const ObjectFilter& filter,
     case SeenAs::the_event:
       return &event.line;
     case SeenAs::added:
-      scratch.push_back(event_line("ADDED", event.object->json));
+      scratch.push_back(event_line(LineType::added, event.object->json));
       return &scratch.back();
-    case SeenAs::deleted_previous: {
-      json previous = json::parse(event.previous->json);
-      previous["metadata"]["resourceVersion"] = std::to_string(event.resource_version);
-      scratch.push_back(event_line("DELETED", previous.dump()));
+    case SeenAs::deleted_previous:
+      scratch.push_back(
+          event_line(LineType::deleted, object_at_revision(event.previous->json, event.resource_version)));
       return &scratch.back();
-    }
   }
   return nullptr;
 }
-
-std::string added_line(const StoredObject& object) { return event_line("ADDED", object.json); }
-
-std::string bookmark_line(const ResourceType& type, std::uint64_t resource_version, bool initial_events_end) {
-  json object = {{"kind", type.kind},
-                 {"apiVersion", type.api_version()},
-                 {"metadata", {{"resourceVersion", std::to_string(resource_version)}}}};
-  if (initial_events_end) object["metadata"]["annotations"] = {{"k8s.io/initial-events-end", "true"}};
-  return event_line("BOOKMARK", object.dump());
-}
-
-std::string error_line(const ApiError& error) { return event_line("ERROR", error.to_status_json()); }
 
 }  // namespace kinformer::apiserver

@@ -1,6 +1,6 @@
 // apiserver/watch_filter.hpp
 //
-// ObjectFilter and the watch-event lines one watcher sees (kube-api-protocol.md
+// ObjectFilter and the watch-event lines one watcher sees (rendered by watch_encoder.hpp) (kube-api-protocol.md
 // §A5, §A8): which stored objects a list or watch selects, and how a store event
 // becomes that watcher's ADDED/MODIFIED/DELETED line.
 //
@@ -24,7 +24,7 @@
 
 #include "apiserver/api_error.hpp"
 #include "apiserver/resources.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "runtime/selector.hpp"
 
 namespace kinformer::apiserver {
@@ -62,12 +62,5 @@ SeenAs seen_as(const StoreEvent& event, const ObjectFilter& filter);
 /// The line this watcher must receive for `event`: &event.line itself, a line
 /// rendered into `scratch` (kept stable: push_back only), or nullptr.
 const std::string* line_for(const StoreEvent& event, const ObjectFilter& filter, std::deque<std::string>& scratch);
-
-/// A synthetic ADDED line for an object of the initial state.
-std::string added_line(const StoredObject& object);
-/// {"type":"BOOKMARK","object":{"kind":..,"apiVersion":..,"metadata":{"resourceVersion":"N"}}}
-std::string bookmark_line(const ResourceType& type, std::uint64_t resource_version, bool initial_events_end);
-/// {"type":"ERROR","object":<Status>}
-std::string error_line(const ApiError& error);
 
 }  // namespace kinformer::apiserver

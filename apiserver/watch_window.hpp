@@ -2,7 +2,7 @@
 //
 // WatchWindow: the recent changes of one resource type that every watcher of the
 // type on this server reads (kube-apiserver's watch cache of one resource). The etcd
-// storage (apiserver/etcd_storage.hpp) fills one per type from that type's etcd watch.
+// storage (apiserver/storage/etcd/etcd_storage.hpp) fills one per type from that type's etcd watch.
 //
 // Usage
 //   WatchWindow window(opened_at, 10000);

@@ -32,7 +32,7 @@
 #include "actors/scheduler.hpp"
 #include "actors/shared_informer.hpp"
 #include "apiserver/resources.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "apiserver/store_list_watch.hpp"
 #include "runtime/help_option.hpp"
 #include "runtime/list_watch.hpp"

@@ -14,8 +14,9 @@
 //   * accept() failing (EMFILE/ENFILE, ENOBUFS) would fail again at once, since the
 //     pending connection stays ready: the loop closes the registry's longest-waiting
 //     connection and retries after 5 ms, or, with none to close, waits twice as long
-//     each time (5 ms up to 500 ms, a warning logged at 500 ms). So it never spins, and
-//     the connections already open go on being served meanwhile.
+//     each time (runtime/backoff.hpp without jitter: 10 ms up to 500 ms, a warning logged
+//     at 500 ms; an accept that succeeds starts it over). So it never spins, and the
+//     connections already open go on being served meanwhile.
 //   * It stops once the acceptor is closed and stop() cancelled its timer.
 // Threading: start(), stop() and every handler run on the acceptor's executor (a strand
 //   when the io_context has several threads). Errors: none; failures are logged.
@@ -32,6 +33,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 
+#include "runtime/backoff.hpp"
 #include "runtime/connection_registry.hpp"
 #include "runtime/log.hpp"
 
@@ -49,7 +51,8 @@ class AcceptLoop {
         registry_(registry),
         component_(std::move(component)),
         serve_(std::move(serve)),
-        timer_(acceptor.get_executor()) {}
+        timer_(acceptor.get_executor()),
+        backoff_(BackoffOptions{2 * min_backoff, 2.0, max_backoff, 0.0, std::chrono::hours(24)}, nullptr) {}
 
   void start() { accept(); }
   void stop() { timer_.cancel(); }
@@ -62,7 +65,7 @@ class AcceptLoop {
     acceptor_.async_accept(boost::asio::make_strand(ioc_), [this](boost::system::error_code ec, Socket socket) {
       if (ec == boost::asio::error::operation_aborted || !acceptor_.is_open()) return;
       if (ec) return back_off(ec);
-      backoff_ = min_backoff;
+      backoff_.reset();
       boost::system::error_code ignored;
       auto client = socket.remote_endpoint(ignored).address().to_string();
       if (ignored || !registry_.admit(client)) {
@@ -75,12 +78,12 @@ class AcceptLoop {
   }
 
   void back_off(const boost::system::error_code& ec) {
-    bool freed = registry_.evict_one();
-    if (!freed) backoff_ = std::min(backoff_ * 2, std::chrono::milliseconds(max_backoff));
-    if (backoff_ == max_backoff)
+    const bool freed = registry_.evict_one();
+    const auto wait = freed ? std::chrono::milliseconds(min_backoff) : backoff_.next(std::chrono::steady_clock::now());
+    if (wait == max_backoff)
       log::warn(component_, "accept failed; retrying",
-                {{"error", ec.message()}, {"retry_ms", static_cast<long long>(backoff_.count())}});
-    timer_.expires_after(freed ? min_backoff : backoff_);
+                {{"error", ec.message()}, {"retry_ms", static_cast<long long>(wait.count())}});
+    timer_.expires_after(wait);
     timer_.async_wait([this](boost::system::error_code wait_ec) {
       if (wait_ec || !acceptor_.is_open()) return;
       accept();
@@ -93,7 +96,7 @@ class AcceptLoop {
   const std::string component_;
   const Serve serve_;
   boost::asio::steady_timer timer_;
-  std::chrono::milliseconds backoff_ = min_backoff;
+  Backoff backoff_;  // the waits while no connection can be closed to make room
 };
 
 }  // namespace kinformer

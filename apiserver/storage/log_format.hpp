@@ -41,7 +41,7 @@
 #include <string_view>
 #include <vector>
 
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 
 namespace kinformer::apiserver::storage {
 

@@ -21,18 +21,6 @@ const ResourceType* find_resource(const ResourceRegistry& registry, std::string_
   return nullptr;
 }
 
-bool parse_revision(std::string_view text, std::uint64_t& out) {
-  if (text.empty() || text.size() > 19) return false;
-  std::uint64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  if (v == 0 || v > max_revision) return false;
-  out = v;
-  return true;
-}
-
 Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, const json& resource,
                                           const json& object, std::uint64_t newest_revision,
                                           const std::string& where, const std::vector<const ResourceType*>& retired) {
@@ -73,12 +61,14 @@ Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, cons
   auto uid = string_field(*meta, "uid");
   if (!uid || uid->empty()) return fail(label, "metadata.uid must be a non-empty string");
   auto rv_text = string_field(*meta, "resourceVersion");
-  std::uint64_t rv = 0;
-  if (!rv_text || !parse_revision(*rv_text, rv))
+  // A stored object has been written at least once: revision 0 is nobody's.
+  auto parsed_rv = rv_text ? parse_resource_version(*rv_text) : std::nullopt;
+  if (!parsed_rv || *parsed_rv == 0)
     return fail(label,
                 "metadata.resourceVersion must be a decimal revision in 1.." + std::to_string(max_revision) +
                     ", not " +
                     (meta->contains("resourceVersion") ? (*meta)["resourceVersion"].dump() : "absent"));
+  const std::uint64_t rv = *parsed_rv;
   if (rv > newest_revision)
     return fail(label, "metadata.resourceVersion " + *rv_text + " is newer than the revision " +
                            std::to_string(newest_revision) + " it was saved at");
@@ -99,7 +89,7 @@ Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, cons
   auto generation = meta->find("generation");
   if (generation != meta->end() && !generation->is_number_integer())
     return fail(label, "metadata.generation must be an integer");
-  return make_stored(*type, object);
+  return make_stored(*type, object, rv);
 }
 
 Result<nlohmann::json> parse_persisted_json(std::string_view text, const std::string& where) {

@@ -32,14 +32,12 @@
 #include <vector>
 
 #include "apiserver/resources.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
+#include "apiserver/resource_version.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver::storage {
 
-/// The largest revision a data file may hold: kube-apiserver's (etcd's) int64 range, so
-/// the next write can never wrap.
-constexpr std::uint64_t max_revision = 0x7fffffffffffffffULL;
 constexpr std::size_t max_persisted_depth = 1100;
 
 /// The parsed text; an error saying why not (too deep, not JSON) naming `where`.
@@ -48,9 +46,6 @@ Result<nlohmann::json> parse_persisted_json(std::string_view text, const std::st
 std::string resource_id(const ResourceType& type);
 const ResourceType* find_resource(const ResourceRegistry& registry, std::string_view id,
                                   const std::vector<const ResourceType*>& retired = {});
-
-/// Parses a resourceVersion: decimal digits only, 1..max_revision.
-bool parse_revision(std::string_view text, std::uint64_t& out);
 
 /// `where` names the entry in errors ("state.json: objects[3]").
 Result<StoredPtr> decode_persisted_object(const ResourceRegistry& registry, const nlohmann::json& resource,

@@ -72,7 +72,7 @@
 
 #include "apiserver/resources.hpp"
 #include "apiserver/storage/wal.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver::storage {

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "apiserver/resources.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver::storage {

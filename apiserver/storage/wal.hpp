@@ -58,7 +58,7 @@
 #include <thread>
 #include <vector>
 
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver::storage {

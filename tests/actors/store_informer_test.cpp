@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/shared_informer.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "apiserver/store_list_watch.hpp"
 #include "tests/actors/live_fixture.hpp"
 #include "tests/support/objects.hpp"

@@ -1,6 +1,6 @@
-// EtcdClient (apiserver/etcd_client.hpp) against a real etcd the test starts, next
+// EtcdClient (apiserver/storage/etcd/etcd_client.hpp) against a real etcd the test starts, next
 // to an endpoint where nothing listens.
-#include "apiserver/etcd_client.hpp"
+#include "apiserver/storage/etcd/etcd_client.hpp"
 
 #include <atomic>
 #include <catch2/catch.hpp>

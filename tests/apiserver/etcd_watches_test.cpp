@@ -1,4 +1,4 @@
-// The etcd storage's watches (apiserver/etcd_watches.hpp): one etcd watch per
+// The etcd storage's watches (apiserver/storage/etcd/etcd_watches.hpp): one etcd watch per
 // resource type, shared by every watcher of the type on the server, as
 // kube-apiserver's watch cache does. Each test starts its own etcd and counts what
 // etcd itself reports (its /metrics), so a watch per client or one for the whole

@@ -33,7 +33,8 @@ TEST_CASE("resourceVersion parameters are absent or unsigned integers", "[apiser
   auto seven = resource_version_param("7");
   REQUIRE(seven);
   CHECK(seven.value() == std::optional<std::uint64_t>(7));
-  for (const char* bad : {"-1", "abc", "1.5", "99999999999999999999"}) {
+  // 9223372036854775808: one past etcd's int64 revisions (apiserver/resource_version.hpp)
+  for (const char* bad : {"-1", "abc", "1.5", "99999999999999999999", "9223372036854775808"}) {
     auto r = resource_version_param(bad);
     REQUIRE_FALSE(r);
     CHECK(r.error().code == 400);

@@ -1,4 +1,4 @@
-// The Storage conformance suite (apiserver/storage.hpp): written once and run on
+// The Storage conformance suite (apiserver/storage/storage.hpp): written once and run on
 // every implementation — the memory Store and EtcdStorage on a real etcd that the
 // test starts itself (tests/support/etcd_process.hpp) — so the two cannot drift.
 // The etcd-only tests at the end cover what memory has no counterpart for: two
@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "apiserver/etcd_storage.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/etcd/etcd_storage.hpp"
+#include "apiserver/storage/store.hpp"
 #include "apiserver/store_list_watch.hpp"
 #include "tests/support/etcd_process.hpp"
 #include "tests/support/eventually.hpp"

@@ -1,5 +1,5 @@
-// Unit tests of the MVCC store (apiserver/store.hpp).
-#include "apiserver/store.hpp"
+// Unit tests of the MVCC store (apiserver/storage/store.hpp).
+#include "apiserver/storage/store.hpp"
 
 #include <cstdio>
 #include <fstream>

@@ -54,7 +54,7 @@ json table_of(const std::string& group, const std::string& plural, const json& o
   const auto* type = registry().find(group, group.empty() ? "v1" : "v1", plural);
   REQUIRE(type);
   TablePrinter printer(*type, crd_version, request);
-  auto stored = kinformer::apiserver::make_stored(*type, object);
+  auto stored = kinformer::apiserver::make_stored(*type, object, 1);
   return json::parse(printer.one(*stored, noon));
 }
 
@@ -271,6 +271,7 @@ TEST_CASE("the other built-in kinds' rows", "[apiserver][table][unit]") {
 
 TEST_CASE("rows carry the object as includeObject asks", "[apiserver][table][unit]") {
   json d = deployment();
+  d["metadata"]["resourceVersion"] = "1";  // as table_of() stores it
   auto object_of = [&](TableRequest::Include include) {
     return table_of("apps", "deployments", d, {"v1", include})["rows"][0];
   };
@@ -305,13 +306,13 @@ TEST_CASE("a custom resource prints its CRD's additionalPrinterColumns", "[apise
     "status":{"conditions":[{"type":"Ready","status":"True"}]}})");
   TablePrinter printer(*type, &version, {});
   CHECK(headers(printer) == std::vector<std::string>{"NAME", "SIZE", "+COLOR", "READY", "PARTS", "BROKEN", "AGE"});
-  auto row = json::parse(printer.one(*kinformer::apiserver::make_stored(*type, w), noon))["rows"][0];
+  auto row = json::parse(printer.one(*kinformer::apiserver::make_stored(*type, w, 1), noon))["rows"][0];
   CHECK(row["cells"] == json::array({"w1", 3, nullptr, "True", R"(["a","b"])", nullptr, "5m"}));
   SECTION("a CRD without columns, or none at all, prints Name and Age") {
     json plain = {{"name", "v1"}, {"served", true}};
     CHECK(headers(TablePrinter(*type, &plain, {})) == std::vector<std::string>{"NAME", "AGE"});
     TablePrinter without_crd(*type, nullptr, {});
-    CHECK(json::parse(without_crd.one(*kinformer::apiserver::make_stored(*type, w), noon))["rows"][0]["cells"] ==
+    CHECK(json::parse(without_crd.one(*kinformer::apiserver::make_stored(*type, w, 1), noon))["rows"][0]["cells"] ==
           json::array({"w1", "5m"}));
   }
 }

@@ -18,8 +18,8 @@ struct Fixture {
   const ResourceType& configmaps = *registry.find("", "v1", "configmaps");
 
   EventPtr added(const std::string& name, std::uint64_t rv) const {
-    json object = {{"metadata", {{"name", name}, {"namespace", "default"}, {"resourceVersion", std::to_string(rv)}}}};
-    return make_event(EventType::added, make_stored(configmaps, object), nullptr);
+    json object = {{"metadata", {{"name", name}, {"namespace", "default"}}}};
+    return make_event(EventType::added, make_stored(configmaps, object, rv), nullptr);
   }
 };
 

@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "apiserver/resources.hpp"
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 #include "apiserver/store_list_watch.hpp"
 #include "runtime/list_watch.hpp"
 #include "runtime/object.hpp"

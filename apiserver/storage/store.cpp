@@ -1,4 +1,4 @@
-#include "apiserver/store.hpp"
+#include "apiserver/storage/store.hpp"
 
 #include <atomic>
 #include <cassert>
@@ -144,9 +144,8 @@ ApiResult<Store::WriteResult> Store::commit_create_locked(const ResourceType& ty
   };
   auto taken = [&](const std::string& key) { return bucket.find(key) != bucket.end(); };
   if (auto refused = prepare_create(type, ns, object, check_namespace, taken)) return *refused;
-  object["metadata"]["resourceVersion"] = std::to_string(revision_ + 1);
   auto key = object_key(type.namespaced ? ns : "", object["metadata"]["name"].get<std::string>());
-  auto stored = make_stored(type, object);
+  auto stored = make_stored(type, std::move(object), revision_ + 1);
   if (dry_run) return WriteResult{stored, true};
   ++revision_;
   bucket[key] = stored;
@@ -188,8 +187,7 @@ ApiResult<Store::WriteResult> Store::write(const ResourceType& type, std::string
     auto differs = prepare_update(type, *current, before, after);
     if (!differs) return std::move(differs).error();
     if (!differs.value()) return WriteResult{current, false};
-    after["metadata"]["resourceVersion"] = std::to_string(revision_ + 1);
-    auto stored = make_stored(type, after);
+    auto stored = make_stored(type, std::move(after), revision_ + 1);
     if (dry_run) return WriteResult{stored, false};
     ++revision_;
     it->second = stored;
@@ -202,9 +200,7 @@ ApiResult<Store::WriteResult> Store::write(const ResourceType& type, std::string
 
 StoredPtr Store::remove_locked(const ResourceType& type, const StoredPtr& current,
                                std::vector<std::function<void()>>& wake) {
-  json last = json::parse(current->json);
-  last["metadata"]["resourceVersion"] = std::to_string(++revision_);
-  auto gone = make_stored(type, last);
+  auto gone = make_stored(type, json::parse(current->json), ++revision_);
   objects_[&type].erase(current->key);
   append_event_locked(EventType::deleted, gone, current, wake);
   return gone;

@@ -1,6 +1,6 @@
-// apiserver/etcd_watches.hpp
+// apiserver/storage/etcd/etcd_watches.hpp
 //
-// EtcdWatches: the etcd storage's watches (apiserver/etcd_storage.hpp), one per
+// EtcdWatches: the etcd storage's watches (apiserver/storage/etcd/etcd_storage.hpp), one per
 // resource type, each feeding the type's WatchWindow (apiserver/watch_window.hpp)
 // that every watcher of the type on the server reads, as kube-apiserver's watch
 // cache does per resource; and the thread that opens, reconnects and expires them.
@@ -59,7 +59,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "apiserver/etcd_client.hpp"
+#include "apiserver/storage/etcd/etcd_client.hpp"
 #include "apiserver/resources.hpp"
 #include "apiserver/stored_object.hpp"
 #include "apiserver/watch_window.hpp"

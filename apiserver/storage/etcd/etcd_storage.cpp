@@ -1,4 +1,4 @@
-#include "apiserver/etcd_storage.hpp"
+#include "apiserver/storage/etcd/etcd_storage.hpp"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -6,6 +6,7 @@
 
 #include "apiserver/crd.hpp"
 #include "apiserver/object_rules.hpp"
+#include "apiserver/storage/etcd/txn_retry.hpp"
 #include "runtime/log.hpp"
 
 namespace kinformer::apiserver {
@@ -14,16 +15,12 @@ using nlohmann::json;
 
 namespace {
 
-// A write that loses the race to another writer is read and computed again this often.
-constexpr int max_write_attempts = 16;
 // Keys per range request when a list has no limit (or a filter skips items).
 constexpr std::int64_t range_chunk = 1000;
 
-ApiError unavailable(const Error& error) {
-  if (error.message.find("timed out") != std::string::npos)
-    return ApiError{504, "Timeout", "Timeout: etcd did not answer in time: " + error.message, {}, {}, {},
-                    {},  {}};
-  return ApiError{503, "ServiceUnavailable", error.message, {}, {}, {}, {}, {}};
+// The revision an answer was given at: a write's own revision for a Txn.
+std::uint64_t header_revision(const json& answer) {
+  return static_cast<std::uint64_t>(EtcdClient::number(answer.at("header"), "revision"));
 }
 
 bool succeeded(const json& txn) { return txn.value("succeeded", false); }
@@ -62,8 +59,9 @@ Result<std::unique_ptr<EtcdStorage>> EtcdStorage::open(ResourceRegistry& registr
       EtcdClient::create({options.endpoints, options.request_timeout, std::chrono::milliseconds(1000)});
   if (!client) return std::move(client).error();
   auto status = client.value()->call("/v3/maintenance/status", json::object());
-  if (!status) return Error{Errc::connection_failed, "cannot reach etcd: " + status.error().message};
-  const auto start = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
+  if (auto* failed = std::get_if<EtcdError>(&status))
+    return Error{Errc::connection_failed, "cannot reach etcd: " + failed->message};
+  const auto start = header_revision(std::get<json>(status));
   std::unique_ptr<EtcdStorage> storage(
       new EtcdStorage(registry, std::move(options), std::move(client).value()));
   // Before the watches: the CRD watch's events since `start` then apply on top, in order.
@@ -134,25 +132,8 @@ const ResourceType* EtcdStorage::type_of_key(const std::string& key) const {
 
 ApiResult<json> EtcdStorage::call(std::string_view path, const json& body) const {
   auto answer = client_->call(path, body);
-  if (answer) return std::move(answer).value();
-  const auto& error = answer.error();
-  switch (error.code) {
-    case Errc::gone:
-      return ApiError::expired("too old resource version: " + error.message);
-    case Errc::too_large_rv:
-      return ApiError{504,
-                      "Timeout",
-                      "Too large resource version: " + error.message,
-                      {},
-                      {},
-                      {},
-                      {{"ResourceVersionTooLarge", "Too large resource version", ""}},
-                      {}};
-    case Errc::connection_failed:
-      return unavailable(error);
-    default:
-      return ApiError::internal(error.message);
-  }
+  if (auto* failed = std::get_if<EtcdError>(&answer)) return failed->to_api_error();
+  return std::move(std::get<json>(answer));
 }
 
 StoredPtr EtcdStorage::stored_from(const ResourceType& type, const json& kv, std::int64_t revision) const {
@@ -162,8 +143,7 @@ StoredPtr EtcdStorage::stored_from(const ResourceType& type, const json& kv, std
     log::warn("apiserver", "etcd value is not an object; skipped", {{"key", EtcdClient::decode(kv["key"])}});
     return nullptr;
   }
-  object["metadata"]["resourceVersion"] = std::to_string(revision);
-  return make_stored(type, object);
+  return make_stored(type, std::move(object), static_cast<std::uint64_t>(revision));
 }
 
 StoredPtr EtcdStorage::decoded(const ResourceType& type, const std::string& key,
@@ -210,7 +190,7 @@ std::uint64_t EtcdStorage::revision_at_least(std::uint64_t wanted) const {
   auto now = revision();
   if (now >= wanted) return now;
   (void)client_->call("/v3/maintenance/status",
-                      json::object());  // another server wrote it: learn the revision
+                      json::object());  // another server wrote it: learn the revision (a failure: keep ours)
   return revision();
 }
 
@@ -296,9 +276,8 @@ ApiResult<Storage::ListPage> EtcdStorage::list(const ResourceType& type, const L
 
 // ---- writes ----
 
-ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& type, std::string_view ns,
-                                                         json object, bool dry_run, bool& retry) {
-  retry = false;
+Attempt<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& type, std::string_view ns,
+                                                      json object, bool dry_run) {
   std::uint64_t namespace_revision = 0;
   std::string namespace_key;
   auto check_namespace = [&]() -> std::optional<ApiError> {
@@ -315,15 +294,15 @@ ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& typ
   };
   // Taken names show up as a failed Txn below; generateName's random suffix rarely collides.
   auto taken = [](const std::string&) { return false; };
-  if (auto refused = prepare_create(type, ns, object, check_namespace, taken)) return *refused;
+  if (auto refused = prepare_create(type, ns, object, check_namespace, taken))
+    return ApiResult<WriteResult>(*refused);
   const std::string name = object["metadata"]["name"].get<std::string>();
   const std::string key = key_of(type, ns, name);
   if (dry_run) {
     auto existing = read(type, key);
-    if (!existing) return std::move(existing).error();
-    if (existing.value()) return ApiError::already_exists(type.group, type.plural, name);
-    object["metadata"]["resourceVersion"] = std::to_string(revision() + 1);
-    return WriteResult{make_stored(type, object), true};
+    if (!existing) return ApiResult<WriteResult>(std::move(existing).error());
+    if (existing.value()) return Lost::name_taken;
+    return ApiResult<WriteResult>(WriteResult{make_stored(type, std::move(object), revision() + 1), true});
   }
   object["metadata"].erase("resourceVersion");
   json compare =
@@ -336,140 +315,152 @@ ApiResult<Storage::WriteResult> EtcdStorage::create_once(const ResourceType& typ
                       {{"key", EtcdClient::encode(key)}, {"value", EtcdClient::encode(object.dump())}}}}})},
       {"failure", json::array({{{"request_range", {{"key", EtcdClient::encode(key)}}}}})}};
   auto answer = call("/v3/kv/txn", txn);
-  if (!answer) return std::move(answer).error();
-  if (!succeeded(*answer)) {
-    if (!first_range_kvs(*answer).empty()) return ApiError::already_exists(type.group, type.plural, name);
-    retry = true;  // the namespace changed meanwhile (e.g. it is being deleted): check it again
-    return ApiError::conflict(type.group, type.plural, name, "the namespace changed during the create");
-  }
-  object["metadata"]["resourceVersion"] =
-      std::to_string(EtcdClient::number(answer->at("header"), "revision"));
-  return WriteResult{make_stored(type, object), true};
+  if (!answer) return ApiResult<WriteResult>(std::move(answer).error());
+  // The namespace changed meanwhile (e.g. it is being deleted): check it again.
+  if (!succeeded(*answer)) return first_range_kvs(*answer).empty() ? Lost::namespace_changed : Lost::name_taken;
+  return ApiResult<WriteResult>(WriteResult{make_stored(type, std::move(object), header_revision(*answer)), true});
 }
 
 ApiResult<Storage::WriteResult> EtcdStorage::create(const ResourceType& type, std::string_view ns,
                                                     json object, bool dry_run) {
-  for (int attempt = 0; attempt < max_write_attempts; ++attempt) {
-    bool retry = false;
-    auto result = create_once(type, ns, object, dry_run, retry);
-    if (!retry) return result;
-  }
-  return ApiError::conflict(type.group, type.plural, "", "the namespace kept changing during the create");
+  const std::string name = object.value("metadata", json::object()).value("name", "");
+  return TxnRetry().run<WriteResult>(
+      [&]() -> Attempt<WriteResult> {
+        auto created = create_once(type, ns, object, dry_run);
+        if (std::get_if<Lost>(&created) && std::get<Lost>(created) == Lost::name_taken)
+          return ApiResult<WriteResult>(ApiError::already_exists(type.group, type.plural, name));
+        return created;
+      },
+      [&] { return ApiError::conflict(type.group, type.plural, "", "the namespace kept changing during the create"); });
 }
 
 ApiResult<Storage::WriteResult> EtcdStorage::write(const ResourceType& type, std::string_view ns,
                                                    std::string_view name, const Mutation& mutation,
                                                    bool create_if_absent, bool dry_run) {
   const std::string key = key_of(type, ns, name);
-  for (int attempt = 0; attempt < max_write_attempts; ++attempt) {
-    auto current = read(type, key);
-    if (!current) return std::move(current).error();
-    if (!current.value()) {
-      if (!create_if_absent) return ApiError::not_found(type.group, type.plural, std::string(name));
-      auto fresh = mutation(nullptr);
-      if (!fresh) return std::move(fresh).error();
-      bool retry = false;
-      auto created = create_once(type, ns, std::move(fresh).value(), dry_run, retry);
-      if (retry || (!created && created.error().reason == "AlreadyExists")) continue;  // raced: read again
-      return created;
-    }
-    const StoredPtr existing = current.value();
-    json before = json::parse(existing->json);
-    auto changed = mutation(&before);
-    if (!changed) return std::move(changed).error();
-    json after = std::move(changed).value();
-    auto differs = prepare_update(type, *existing, before, after);
-    if (!differs) return std::move(differs).error();
-    if (!differs.value()) return WriteResult{existing, false};
-    if (dry_run) {
-      after["metadata"]["resourceVersion"] = std::to_string(revision() + 1);
-      return WriteResult{make_stored(type, after), false};
-    }
-    after["metadata"].erase("resourceVersion");
-    json txn = {
-        {"compare", json::array({compare_mod(key, existing->resource_version)})},
-        {"success",
-         json::array({{{"request_put",
-                        {{"key", EtcdClient::encode(key)}, {"value", EtcdClient::encode(after.dump())}}}}})}};
-    auto answer = call("/v3/kv/txn", txn);
-    if (!answer) return std::move(answer).error();
-    if (!succeeded(*answer)) continue;  // another writer won: compute again on its result
-    after["metadata"]["resourceVersion"] =
-        std::to_string(EtcdClient::number(answer->at("header"), "revision"));
-    return WriteResult{make_stored(type, after), false};
-  }
-  return ApiError::conflict(
-      type.group, type.plural, std::string(name),
-      "the object kept changing; please apply your changes to the latest version and try again");
+  return TxnRetry().run<WriteResult>(
+      [&]() -> Attempt<WriteResult> {
+        auto current = read(type, key);
+        if (!current) return ApiResult<WriteResult>(std::move(current).error());
+        if (!current.value()) {
+          if (!create_if_absent)
+            return ApiResult<WriteResult>(ApiError::not_found(type.group, type.plural, std::string(name)));
+          auto fresh = mutation(nullptr);
+          if (!fresh) return ApiResult<WriteResult>(std::move(fresh).error());
+          return create_once(type, ns, std::move(fresh).value(), dry_run);  // lost: read again
+        }
+        const StoredPtr existing = current.value();
+        json before = json::parse(existing->json);
+        auto changed = mutation(&before);
+        if (!changed) return ApiResult<WriteResult>(std::move(changed).error());
+        json after = std::move(changed).value();
+        auto differs = prepare_update(type, *existing, before, after);
+        if (!differs) return ApiResult<WriteResult>(std::move(differs).error());
+        if (!differs.value()) return ApiResult<WriteResult>(WriteResult{existing, false});
+        if (dry_run)
+          return ApiResult<WriteResult>(WriteResult{make_stored(type, std::move(after), revision() + 1), false});
+        after["metadata"].erase("resourceVersion");
+        json txn = {{"compare", json::array({compare_mod(key, existing->resource_version)})},
+                    {"success", json::array({{{"request_put",
+                                               {{"key", EtcdClient::encode(key)},
+                                                {"value", EtcdClient::encode(after.dump())}}}}})}};
+        auto answer = call("/v3/kv/txn", txn);
+        if (!answer) return ApiResult<WriteResult>(std::move(answer).error());
+        if (!succeeded(*answer)) return Lost::modified;  // another writer won: compute again on its result
+        return ApiResult<WriteResult>(
+            WriteResult{make_stored(type, std::move(after), header_revision(*answer)), false});
+      },
+      [&] {
+        return ApiError::conflict(
+            type.group, type.plural, std::string(name),
+            "the object kept changing; please apply your changes to the latest version and try again");
+      });
 }
 
-ApiResult<StoredPtr> EtcdStorage::delete_one(const ResourceType& type, const StoredPtr& current) {
+Attempt<StoredPtr> EtcdStorage::delete_one(const ResourceType& type, const StoredPtr& current) {
   const std::string key = key_of(type, current->namespace_name, current->name);
   json txn = {{"compare", json::array({compare_mod(key, current->resource_version)})},
               {"success", json::array({{{"request_delete_range", {{"key", EtcdClient::encode(key)}}}}})}};
   auto answer = call("/v3/kv/txn", txn);
-  if (!answer) return std::move(answer).error();
-  if (!succeeded(*answer))
-    return ApiError::conflict(type.group, type.plural, current->name, "changed meanwhile");
-  json last = json::parse(current->json);
-  last["metadata"]["resourceVersion"] = std::to_string(EtcdClient::number(answer->at("header"), "revision"));
-  return make_stored(type, last);
+  if (!answer) return ApiResult<StoredPtr>(std::move(answer).error());
+  if (!succeeded(*answer)) return Lost::modified;
+  return ApiResult<StoredPtr>(make_stored(type, json::parse(current->json), header_revision(*answer)));
+}
+
+std::optional<ApiError> EtcdStorage::empty_namespace(const StoredObject& ns) {
+  for (const auto& owner : registry_.all()) {
+    if (!owner.namespaced) continue;
+    while (true) {
+      Storage::ListQuery query;
+      query.namespace_name = ns.name;
+      query.limit = static_cast<std::size_t>(range_chunk);
+      auto doomed = list(owner, query);
+      if (!doomed) return std::move(doomed).error();
+      for (const auto& object : doomed->items) {
+        auto gone = delete_one(owner, object);
+        // Lost: it changed meanwhile; the next round lists it again.
+        if (auto* settled = std::get_if<ApiResult<StoredPtr>>(&gone); settled && !*settled)
+          return std::move(*settled).error();
+      }
+      if (doomed->items.empty()) break;
+    }
+  }
+  return std::nullopt;
 }
 
 ApiResult<StoredPtr> EtcdStorage::remove(const ResourceType& type, std::string_view ns, std::string_view name,
                                          const Preconditions& preconditions, bool dry_run) {
   const std::string key = key_of(type, ns, name);
   const bool is_namespace = &type == registry_.namespaces();
-  for (int attempt = 0; attempt < max_write_attempts; ++attempt) {
-    auto current = read(type, key);
-    if (!current) return std::move(current).error();
-    if (!current.value()) return ApiError::not_found(type.group, type.plural, std::string(name));
-    StoredPtr existing = current.value();
-    if (auto refused = deletion_refused(type, is_namespace, *existing, preconditions)) return *refused;
-    if (dry_run) return existing;
-    if (is_namespace) {
-      if (!is_terminating(*existing)) {
-        // Terminating first: creates in the namespace compare its mod_revision, so none
-        // lands after the cascade below has looked.
-        auto marked = write(
-            type, "", name,
-            [](const json* now) -> ApiResult<json> {
-              json next = *now;
-              next["status"]["phase"] = "Terminating";
-              return next;
-            },
-            false, false);
-        if (!marked) return std::move(marked).error();
-        existing = marked->object;
-      }
-      for (const auto& owner : registry_.all()) {
-        if (!owner.namespaced) continue;
-        while (true) {
-          Storage::ListQuery query;
-          query.namespace_name = existing->name;
-          query.limit = static_cast<std::size_t>(range_chunk);
-          auto doomed = list(owner, query);
-          if (!doomed) return std::move(doomed).error();
-          for (const auto& object : doomed->items) {
-            auto gone = delete_one(owner, object);
-            if (!gone && gone.error().reason != "Conflict") return std::move(gone).error();
-            // a Conflict: it changed meanwhile; the next round lists it again
+  return TxnRetry().run<StoredPtr>(
+      [&]() -> Attempt<StoredPtr> {
+        auto current = read(type, key);
+        if (!current) return current;
+        if (!current.value())
+          return ApiResult<StoredPtr>(ApiError::not_found(type.group, type.plural, std::string(name)));
+        StoredPtr existing = current.value();
+        if (auto refused = deletion_refused(type, is_namespace, *existing, preconditions))
+          return ApiResult<StoredPtr>(*refused);
+        if (dry_run) return ApiResult<StoredPtr>(existing);
+        if (is_namespace) {
+          if (!is_terminating(*existing)) {
+            // Terminating first: creates in the namespace compare its mod_revision, so none
+            // lands after the cascade below has looked.
+            auto marked = write(
+                type, "", name,
+                [](const json* now) -> ApiResult<json> {
+                  json next = *now;
+                  next["status"]["phase"] = "Terminating";
+                  return next;
+                },
+                false, false);
+            if (!marked) return ApiResult<StoredPtr>(std::move(marked).error());
+            existing = marked->object;
           }
-          if (doomed->items.empty()) break;
+          if (auto failed = empty_namespace(*existing)) return ApiResult<StoredPtr>(*failed);
         }
-      }
-    }
-    auto gone = delete_one(type, existing);
-    if (gone || gone.error().reason != "Conflict") return gone;
-  }
-  return ApiError::conflict(type.group, type.plural, std::string(name),
-                            "the object kept changing during the delete");
+        return delete_one(type, existing);
+      },
+      [&] {
+        return ApiError::conflict(type.group, type.plural, std::string(name),
+                                  "the object kept changing during the delete");
+      });
 }
 
 Result<void> EtcdStorage::ensure_bootstrap_namespaces() {
   for (const char* name : {"default", "kube-system", "kube-public"}) {
-    auto made = create(*registry_.namespaces(), "", json{{"metadata", {{"name", name}}}}, false);
-    if (!made && made.error().reason != "AlreadyExists")
+    // Several servers may start at once: a name another one took is made.
+    auto made = TxnRetry().run<bool>(
+        [&]() -> Attempt<bool> {
+          auto created = create_once(*registry_.namespaces(), "", json{{"metadata", {{"name", name}}}}, false);
+          if (auto* lost = std::get_if<Lost>(&created))
+            return *lost == Lost::name_taken ? Attempt<bool>(ApiResult<bool>(true)) : Attempt<bool>(*lost);
+          auto& settled = std::get<ApiResult<WriteResult>>(created);
+          if (!settled) return ApiResult<bool>(std::move(settled).error());
+          return ApiResult<bool>(true);
+        },
+        [] { return ApiError::conflict("", "namespaces", "", "the namespace kept changing during the create"); });
+    if (!made)
       return Error{Errc::connection_failed,
                    "cannot create namespace " + std::string(name) + " in etcd: " + made.error().message};
   }
@@ -489,7 +480,7 @@ Result<void> EtcdStorage::serve_stored_crds() {
   return {};
 }
 
-// ---- the watches (apiserver/etcd_watches.hpp) ----
+// ---- the watches (apiserver/storage/etcd/etcd_watches.hpp) ----
 
 std::vector<EventPtr> EtcdStorage::decode_events(const ResourceType& type, const json& events) const {
   std::vector<EventPtr> fresh;
@@ -504,9 +495,8 @@ std::vector<EventPtr> EtcdStorage::decode_events(const ResourceType& type, const
     if (e.value("type", "") == "DELETE") {
       remember(type, key, nullptr);
       if (!previous) continue;  // nothing to tell a watcher about the deleted object
-      json last = json::parse(previous->json);
-      last["metadata"]["resourceVersion"] = std::to_string(mod);
-      fresh.push_back(make_event(EventType::deleted, make_stored(type, last), previous));
+      auto last = make_stored(type, json::parse(previous->json), static_cast<std::uint64_t>(mod));
+      fresh.push_back(make_event(EventType::deleted, std::move(last), previous));
       continue;
     }
     auto object = stored_from(type, kv, mod);
@@ -531,8 +521,8 @@ void EtcdStorage::cancel_wait(const ResourceType& type, std::uint64_t ticket) { 
 
 void EtcdStorage::compact() {
   auto status = client_->call("/v3/maintenance/status", json::object());
-  if (!status) return;
-  const auto now = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
+  if (!std::holds_alternative<json>(status)) return;
+  const auto now = header_revision(std::get<json>(status));
   // "required revision has been compacted": another server compacted further; fine.
   (void)client_->call("/v3/kv/compaction", {{"revision", std::to_string(now)}});
   watches_->restart_at(now);
@@ -544,13 +534,14 @@ void EtcdStorage::compactor_loop() {
   while (!changed_.wait_for(lock, options_.compaction_interval, [&] { return stopping_; })) {
     lock.unlock();
     auto status = client_->call("/v3/maintenance/status", json::object());
-    if (status) {
+    if (auto* answer = std::get_if<json>(&status)) {
       // Already compacted further by another server: etcd refuses, which is fine.
       if (previous > 0) {
         auto done = client_->call("/v3/kv/compaction", {{"revision", std::to_string(previous)}});
-        if (done || done.error().code == Errc::gone) watches_->note_compacted(previous);
+        auto* failed = std::get_if<EtcdError>(&done);
+        if (!failed || failed->code == EtcdErrc::compacted) watches_->note_compacted(previous);
       }
-      previous = static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision"));
+      previous = header_revision(*answer);
     }
     lock.lock();
   }

@@ -1,6 +1,6 @@
-// apiserver/etcd_storage.hpp
+// apiserver/storage/etcd/etcd_storage.hpp
 //
-// EtcdStorage: the Storage (apiserver/storage.hpp) kept in etcd 3.4, so that several
+// EtcdStorage: the Storage (apiserver/storage/storage.hpp) kept in etcd 3.4, so that several
 // API servers share one state, as kube-apiserver does (kube-api-protocol.md §A4).
 //
 // Usage
@@ -25,7 +25,7 @@
 //     prefix holds.
 //   * Watches: one etcd watch per resource type, from open() on, feeds the type's
 //     window of events that every watcher of the type on this server reads (no etcd
-//     watch per client): EtcdWatches, apiserver/etcd_watches.hpp, has the rules of
+//     watch per client): EtcdWatches, apiserver/storage/etcd/etcd_watches.hpp, has the rules of
 //     the windows, bookmarks, custom kinds' watches, reconnects and the failure grace
 //     (etcd away longer than `watch_failure_grace`: the watchers get 410 and relist,
 //     503 until etcd is back). A window keeps the newest `watch_history` events of
@@ -61,9 +61,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "apiserver/etcd_client.hpp"
-#include "apiserver/storage.hpp"
-#include "apiserver/etcd_watches.hpp"
+#include "apiserver/storage/etcd/etcd_client.hpp"
+#include "apiserver/storage/etcd/txn_retry.hpp"
+#include "apiserver/storage/storage.hpp"
+#include "apiserver/storage/etcd/etcd_watches.hpp"
 #include "runtime/result.hpp"
 
 namespace kinformer::apiserver {
@@ -130,9 +131,13 @@ class EtcdStorage final : public Storage {
   void forget_decoded(const ResourceType& type) const;
   /// The events of `type` among a watch message's events (EtcdWatches::Keys::decode).
   std::vector<EventPtr> decode_events(const ResourceType& type, const nlohmann::json& events) const;
-  ApiResult<WriteResult> create_once(const ResourceType& type, std::string_view ns, nlohmann::json object,
-                                     bool dry_run, bool& retry);
-  ApiResult<StoredPtr> delete_one(const ResourceType& type, const StoredPtr& current);
+  /// One create Txn; Lost::name_taken or Lost::namespace_changed when its compare failed.
+  Attempt<WriteResult> create_once(const ResourceType& type, std::string_view ns, nlohmann::json object,
+                                   bool dry_run);
+  /// One delete Txn at current's mod_revision; Lost::modified when the object changed.
+  Attempt<StoredPtr> delete_one(const ResourceType& type, const StoredPtr& current);
+  /// Deletes every object in the namespace (a deleted namespace's cascade).
+  std::optional<ApiError> empty_namespace(const StoredObject& ns);
   Result<void> ensure_bootstrap_namespaces();
   Result<void> serve_stored_crds();
 

@@ -1,9 +1,9 @@
-// apiserver/storage.hpp
+// apiserver/storage/storage.hpp
 //
 // Storage: what the API handlers (api.cpp, server.cpp), the read rules and the
 // in-process StoreListWatch need from the place objects live. Two implementations:
-// Store (apiserver/store.hpp: memory, with the write-ahead log of apiserver/storage/)
-// and EtcdStorage (apiserver/etcd_storage.hpp: etcd 3.4, shared by several servers).
+// Store (apiserver/storage/store.hpp: memory, with the write-ahead log of apiserver/storage/)
+// and EtcdStorage (apiserver/storage/etcd/etcd_storage.hpp: etcd 3.4, shared by several servers).
 //
 // Contract (both implementations; tests/apiserver/storage_conformance_test.cpp checks it)
 //   * One global resourceVersion counter: every write takes a strictly greater RV

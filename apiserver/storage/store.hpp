@@ -1,4 +1,4 @@
-// apiserver/store.hpp
+// apiserver/storage/store.hpp
 //
 // Store: the API server's in-memory MVCC object store with one global revision and
 // a bounded history of change events (kube-api-protocol.md §A3, §A4.1, §A5).
@@ -56,7 +56,7 @@
 
 #include "apiserver/api_error.hpp"
 #include "apiserver/resources.hpp"
-#include "apiserver/storage.hpp"
+#include "apiserver/storage/storage.hpp"
 #include "apiserver/stored_object.hpp"
 #include "runtime/object.hpp"
 #include "runtime/result.hpp"

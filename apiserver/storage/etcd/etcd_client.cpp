@@ -1,4 +1,4 @@
-#include "apiserver/etcd_client.hpp"
+#include "apiserver/storage/etcd/etcd_client.hpp"
 
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -15,25 +15,6 @@ struct EtcdClient::Endpoint {
 };
 
 namespace {
-
-// grpc-gateway answers an error as {"error":"...","message":"...","code":N}.
-Error error_of(unsigned status, const std::string& body) {
-  auto parsed = json::parse(body, nullptr, false);
-  std::string message = body.substr(0, 300);
-  int code = 0;
-  if (parsed.is_object()) {
-    if (auto m = parsed.find("message"); m != parsed.end() && m->is_string()) message = m->get<std::string>();
-    if (auto c = parsed.find("code"); c != parsed.end() && c->is_number_integer()) code = c->get<int>();
-  }
-  if (message.find("required revision has been compacted") != std::string::npos)
-    return Error{Errc::gone, message};
-  if (message.find("required revision is a future revision") != std::string::npos)
-    return Error{Errc::too_large_rv, message};
-  // gRPC UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): etcd without quorum or leader.
-  if (code == 14 || code == 4 || status == 503)
-    return Error{Errc::connection_failed, "etcd unavailable: " + message};
-  return Error{Errc::server_error, "etcd: " + message + " (HTTP " + std::to_string(status) + ")"};
-}
 
 // One JSON message per line: grpc-gateway separates a stream's messages with '\n'.
 class WatchSink final : public http::StreamSink {
@@ -78,7 +59,7 @@ class WatchSink final : public http::StreamSink {
     if (cancelled_) return false;
     if (auto error = message.find("error"); error != message.end()) {
       ended_ = true;
-      on_end_(error_of(200, message.dump()));
+      on_end_(gateway_error(200, message.dump()).to_error());
       return false;
     }
     on_message_(message.contains("result") ? message["result"] : message);
@@ -150,28 +131,27 @@ void EtcdClient::note_revision(const json& answer) {
   }
 }
 
-Result<json> EtcdClient::call(std::string_view path, const json& body) {
+EtcdResult<json> EtcdClient::call(std::string_view path, const json& body) {
   const std::string text = body.dump();
-  Error last{Errc::connection_failed, "etcd unavailable"};
+  EtcdError last{EtcdErrc::unavailable, "etcd unavailable"};
   const std::size_t first = current_.load();
   for (std::size_t attempt = 0; attempt < endpoints_.size(); ++attempt) {
     const std::size_t index = (first + attempt) % endpoints_.size();
     auto& endpoint = *endpoints_[index];
     auto answer = endpoint.client->request_sync({"POST", std::string(path), text, "application/json"});
     if (!answer) {
-      last =
-          Error{Errc::connection_failed, "etcd unavailable: " + endpoint.url + ": " + answer.error().message};
+      last = transport_error(endpoint.url, answer.error());
     } else if (answer->status == 200) {
       auto parsed = json::parse(answer->body, nullptr, false);
       if (parsed.is_discarded())
-        return Error{Errc::decode_failed, "etcd " + std::string(path) + ": the answer is not JSON"};
+        return EtcdError{EtcdErrc::bad_answer, "etcd " + std::string(path) + ": the answer is not JSON"};
       current_ = index;
       note_revision(parsed);
       return parsed;
     } else {
-      auto error = error_of(answer->status, answer->body);
-      if (error.code != Errc::connection_failed) return error;
-      last = Error{Errc::connection_failed, error.message + " (" + endpoint.url + ")"};
+      auto error = gateway_error(answer->status, answer->body);
+      if (error.code != EtcdErrc::unavailable) return error;
+      last = EtcdError{EtcdErrc::unavailable, error.message + " (" + endpoint.url + ")"};
     }
   }
   current_ = (first + 1) % endpoints_.size();  // the next call starts elsewhere

@@ -1,4 +1,4 @@
-#include "apiserver/etcd_watches.hpp"
+#include "apiserver/storage/etcd/etcd_watches.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -214,9 +214,9 @@ void EtcdWatches::tend(TypeWatch& watch, std::unique_lock<std::mutex>& lock) {
     // The watch cannot resume: start over at etcd's current revision; watchers behind it get 410.
     auto status = client_.call("/v3/maintenance/status", json::object());
     lock.lock();
-    if (status && watch.served) {
+    if (auto* answer = std::get_if<json>(&status); answer && watch.served) {
       wake = watch.window.restart_at(
-          static_cast<std::uint64_t>(EtcdClient::number(status->at("header"), "revision")));
+          static_cast<std::uint64_t>(EtcdClient::number(answer->at("header"), "revision")));
       keys_.lost(watch.type);
       watch.resync = false;
     }

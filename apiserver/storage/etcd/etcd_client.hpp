@@ -1,4 +1,4 @@
-// apiserver/etcd_client.hpp
+// apiserver/storage/etcd/etcd_client.hpp
 //
 // EtcdClient: etcd 3.4's v3 API through its JSON gateway (grpc-gateway: POST
 // /v3/kv/range, /v3/kv/txn, /v3/kv/compaction, /v3/maintenance/status, /v3/watch)
@@ -11,11 +11,9 @@
 //     failure or an "unavailable" answer moves to the next endpoint and tries again,
 //     each endpoint once per call. The answer is the parsed JSON; its header.revision
 //     is also remembered (last_revision()).
-//   * Errors: Errc::connection_failed when no endpoint answered ("etcd unavailable:
-//     ..." with the last reason; "timed out" in it for a timeout); Errc::gone for
-//     "required revision has been compacted"; Errc::too_large_rv for "required
-//     revision is a future revision"; Errc::server_error for any other etcd error,
-//     with etcd's message.
+//   * Errors are EtcdErrors (etcd_error.hpp): unavailable or timed_out when no endpoint
+//     answered (the last one's reason), compacted, future_revision, refused (any other
+//     etcd error, with etcd's message), bad_answer for an answer that is not JSON.
 //   * watch() opens /v3/watch with `create_request` on the current endpoint and
 //     hands each JSON message of the stream to `on_message`; `on_end` runs once when
 //     the stream ends (etcd gone, cancel). The caller reconnects: once a watch
@@ -23,7 +21,7 @@
 //     however many watches failed there together).
 // Threading: every member may be called from any thread; watch callbacks run on the
 //   endpoint's I/O thread, one at a time.
-// Not here: what the keys mean (apiserver/etcd_storage.hpp).
+// Not here: what the keys mean (apiserver/storage/etcd/etcd_storage.hpp).
 #pragma once
 
 #include <atomic>
@@ -37,6 +35,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "apiserver/storage/etcd/etcd_error.hpp"
 #include "runtime/http/client.hpp"
 #include "runtime/result.hpp"
 
@@ -59,7 +58,7 @@ class EtcdClient {
   EtcdClient(const EtcdClient&) = delete;
   EtcdClient& operator=(const EtcdClient&) = delete;
 
-  [[nodiscard]] Result<nlohmann::json> call(std::string_view path, const nlohmann::json& body);
+  [[nodiscard]] EtcdResult<nlohmann::json> call(std::string_view path, const nlohmann::json& body);
 
   /// An open watch: cancel() ends it; no callback starts after cancel() returns.
   class Watch {
