@@ -1,3 +1,7 @@
+// Over ~600 lines on purpose: ReflectorState is one state machine (Listing, Watching, Streaming,
+// Waiting in one Cycle variant) whose transitions read and write the same cycle; split by phase,
+// each file would still need every other phase's state. What is not the machine lives elsewhere:
+// the queue in runtime/delta_fifo, back-off in runtime/backoff, the watch decoding in runtime/.
 #include "actors/reflector.hpp"
 
 #include <algorithm>
