@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "apiserver/resource_version.hpp"
 #include "apiserver/resources.hpp"
 #include "apiserver/storage/log_format.hpp"
 #include "apiserver/storage/persisted_object.hpp"
@@ -40,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       auto resource = event.find("resource");
       auto object = event.find("object");
       (void)storage::decode_persisted_object(registry, resource == event.end() ? missing : *resource,
-                                             object == event.end() ? missing : *object, storage::max_revision,
+                                             object == event.end() ? missing : *object, kinformer::apiserver::max_revision,
                                              "fuzz");
     }
   }
