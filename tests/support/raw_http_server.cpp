@@ -124,6 +124,7 @@ void RawHttpServer::serve(int fd) {
         break;
       }
       if (!io.write(part.bytes)) break;
+      ++parts_written_;
     }
   }
   if (ssl) {

@@ -53,6 +53,8 @@ class RawHttpServer {
   std::vector<std::string> heads() const;
   /// TLS handshakes that failed (a client without a certificate, for one).
   std::size_t failed_handshakes() const { return failed_handshakes_; }
+  /// Parts written whole to a client so far (a stalled count means TCP pushed back).
+  std::size_t parts_written() const { return parts_written_; }
 
   /// "HTTP/1.1 200 OK" + chunked headers; chunk() frames one chunk; last_chunk() ends it.
   static std::string chunked_head(int status = 200);
@@ -73,6 +75,7 @@ class RawHttpServer {
   std::atomic<bool> stopping_{false};
   std::atomic<std::size_t> requests_{0};
   std::atomic<std::size_t> failed_handshakes_{0};
+  std::atomic<std::size_t> parts_written_{0};
   mutable std::mutex mu_;
   std::vector<std::string> heads_;        // guarded by mu_
   std::vector<std::thread> connections_;  // guarded by mu_
