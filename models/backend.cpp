@@ -62,7 +62,9 @@ void Backend::forecast(const ForecastInput& in, Tensor& out, ProbSparseSampler& 
 }
 
 void validate_input(const InformerConfig& c, const ForecastInput& in) {
-  check_tensor("x_enc", in.x_enc, -1, -1, c.enc_in, "enc_in");
+  // A linear_residual model's linear map is [seq_len, pred_len]: its windows have one length.
+  const int64_t enc_length = c.instance_norm == InstanceNormKind::linear_residual ? c.seq_len : -1;
+  check_tensor("x_enc", in.x_enc, -1, enc_length, c.enc_in, "enc_in");
   const int64_t b = in.x_enc.shape[0], l_enc = in.x_enc.shape[1];
   check_tensor("x_mark_enc", in.x_mark_enc, b, l_enc, c.time_features(), "time features of the freq");
   check_tensor("x_dec", in.x_dec, b, -1, c.dec_in, "dec_in");

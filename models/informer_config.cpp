@@ -45,7 +45,8 @@ bool flag(const json& v, const std::string& key) {
 }
 
 // In InstanceNormKind order.
-constexpr const char* instance_norm_names[] = {"none", "mean_std", "last_value", "naive_residual"};
+constexpr const char* instance_norm_names[] = {"none", "mean_std", "last_value", "naive_residual",
+                                               "linear_residual"};
 
 std::optional<InstanceNormKind> parse_instance_norm(const std::string& name) {
   for (size_t i = 0; i < std::size(instance_norm_names); ++i)
@@ -106,7 +107,9 @@ InformerConfig parse_config(const std::string& json_text, std::vector<std::strin
     } else if (key == "instance_norm") {
       auto s = text(v, key);
       auto kind = parse_instance_norm(s);
-      if (!kind) bad(key, "expected \"none\", \"mean_std\", \"last_value\" or \"naive_residual\", got \"" + s + "\"");
+      if (!kind)
+        bad(key, "expected \"none\", \"mean_std\", \"last_value\", \"naive_residual\" or \"linear_residual\", got \"" +
+                     s + "\"");
       c.instance_norm = *kind;
     } else if (key == "naive_base") {
       auto s = text(v, key);

@@ -4,7 +4,8 @@
 // loaded from JSON whose keys are the official main_informer.py argument names
 // (enc_in, dec_in, c_out, seq_len, label_len, pred_len, factor, d_model, n_heads,
 // e_layers, d_layers, d_ff, dropout, attn, embed, freq, activation, distil, mix), plus
-// kinformer's own instance_norm ("none" | "mean_std" | "last_value" | "naive_residual"),
+// kinformer's own instance_norm ("none" | "mean_std" | "last_value" | "naive_residual" |
+// "linear_residual"),
 // instance_norm_affine and naive_base (issue 28; models/instance_norm.hpp).
 //
 // Contract
@@ -19,6 +20,8 @@
 //   * naive_base ("last_value" | "last_day" | "last_day_mean", default last_value) names
 //     the naive forecast a "naive_residual" model corrects; it is refused with any other
 //     instance_norm, where it would mean nothing.
+//   * "linear_residual" corrects a linear forecast whose map is in the weights
+//     (instance_norm.linear_base [seq_len, pred_len]), so its windows must be seq_len long.
 // Errors: ModelError naming the key and the bad value. No nlohmann in this header.
 #pragma once
 
@@ -31,13 +34,13 @@ namespace kinformer::models {
 
 enum class AttentionKind { prob, full };
 enum class Activation { gelu, relu };
-enum class InstanceNormKind { none, mean_std, last_value, naive_residual };
+enum class InstanceNormKind { none, mean_std, last_value, naive_residual, linear_residual };
 
 struct InformerConfig {
   int enc_in = 7;
   int dec_in = 7;
   int c_out = 7;
-  int seq_len = 96;    // only used to check inputs; the network accepts any length
+  int seq_len = 96;    // only used to check inputs; the network accepts any length (but linear_residual)
   int label_len = 48;  // ditto
   int pred_len = 24;   // the output keeps the last pred_len decoder steps
   int factor = 5;      // ProbSparse c (§3.4)

@@ -96,6 +96,9 @@ std::vector<Slot> expected_slots(const InformerConfig& c, InformerWeights& w) {
     slots.push_back({"instance_norm.weight", {c.enc_in}, &w.instance_norm_weight});
     slots.push_back({"instance_norm.bias", {c.enc_in}, &w.instance_norm_bias});
   }
+  if (c.instance_norm == InstanceNormKind::linear_residual)
+    // A buffer: fitted before training and frozen (tools/train_informer.py).
+    slots.push_back({"instance_norm.linear_base", {c.seq_len, c.pred_len}, &w.instance_norm_linear_base, false});
   return slots;
 }
 
@@ -168,7 +171,7 @@ std::shared_ptr<const InformerWeights> random_weights(const InformerConfig& conf
       fill_positional_table(t);
     } else if (ends_with("running_var") || (n.find("norm") != std::string::npos && ends_with(".weight"))) {
       std::fill(t.data.begin(), t.data.end(), 1.f);
-    } else if (n.find("norm") != std::string::npos) {
+    } else if (n.find("norm") != std::string::npos && !ends_with(".linear_base")) {
       std::fill(t.data.begin(), t.data.end(), 0.f);  // LayerNorm/BatchNorm β and running_mean
     } else {
       const int64_t fan_in = slot.shape.size() > 1 ? element_count(slot.shape) / slot.shape[0] : slot.shape[0];

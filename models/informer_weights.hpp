@@ -12,7 +12,8 @@
 //   * encoder.conv_layers.*.norm.num_batches_tracked may be present or absent (a
 //     training counter, unused at inference).
 //   * instance_norm.weight and instance_norm.bias [enc_in] are expected exactly when the
-//     config has instance_norm_affine (kinformer's own names, models/instance_norm.hpp).
+//     config has instance_norm_affine, and instance_norm.linear_base [seq_len, pred_len]
+//     exactly when it is linear_residual (kinformer's own names, models/instance_norm.hpp).
 //   * Shapes are PyTorch's: Linear weight [out, in]; Conv1d weight [out, in, k].
 // Errors: ModelError. Immutable after loading; share as shared_ptr<const ...>.
 #pragma once
@@ -73,6 +74,7 @@ struct InformerWeights {
   NormWeights decoder_norm;
   LinearWeights projection;  // [c_out, D]
   Tensor instance_norm_weight, instance_norm_bias;  // [enc_in], only with instance_norm_affine
+  Tensor instance_norm_linear_base;                 // [seq_len, pred_len], only with linear_residual
 };
 
 /// Loads and validates; throws ModelError naming a missing, extra or mis-shaped tensor.

@@ -10,6 +10,21 @@ namespace {
 constexpr double variance_epsilon = 1e-5;     // RevIN's eps, inside the square root
 constexpr double affine_epsilon = 1e-5 * 1e-5;  // RevIN's eps², keeps a zero weight finite
 
+// out[t, ch] = last + Σ_s (enc[s, ch] − last) · map[s, t], with last = enc[l_enc − 1, ch]:
+// shifting the window shifts the forecast, whatever the map.
+void linear_forecast(const Tensor& map, const float* enc, int64_t l_enc, int64_t channels, int64_t pred_len,
+                     float* out) {
+  for (int64_t ch = 0; ch < channels; ++ch) {
+    const double last = enc[(l_enc - 1) * channels + ch];
+    for (int64_t t = 0; t < pred_len; ++t) {
+      double sum = last;
+      for (int64_t s = 0; s < l_enc; ++s)
+        sum += (enc[s * channels + ch] - last) * map.data[static_cast<size_t>(s * pred_len + t)];
+      out[t * channels + ch] = static_cast<float>(sum);
+    }
+  }
+}
+
 }  // namespace
 
 ForecastInput InstanceNorm::normalize(const InformerConfig& c, const InformerWeights& w, const ForecastInput& in) {
@@ -20,8 +35,9 @@ ForecastInput InstanceNorm::normalize(const InformerConfig& c, const InformerWei
   x_enc_.resize(in.x_enc.shape);
   x_dec_.resize(in.x_dec.shape);
   const bool affine = c.instance_norm_affine;
-  const bool residual = c.instance_norm == InstanceNormKind::naive_residual;
-  naive_.assign(residual ? static_cast<size_t>(batch * c.pred_len * channels) : 0, 0.f);
+  const bool residual =
+      c.instance_norm == InstanceNormKind::naive_residual || c.instance_norm == InstanceNormKind::linear_residual;
+  base_.assign(residual ? static_cast<size_t>(batch * c.pred_len * channels) : 0, 0.f);
   for (int64_t b = 0; b < batch; ++b) {
     const float* enc = in.x_enc.ptr() + b * l_enc * channels;
     for (int64_t ch = 0; ch < channels; ++ch) {
@@ -40,9 +56,12 @@ ForecastInput InstanceNorm::normalize(const InformerConfig& c, const InformerWei
         scale_[at] = std::sqrt(squares / static_cast<double>(l_enc) + variance_epsilon);
       }
     }
-    if (residual)
+    if (c.instance_norm == InstanceNormKind::naive_residual)
       naive_forecast(c.naive_base, enc, static_cast<int>(l_enc), static_cast<int>(channels), c.pred_len,
-                     steps_per_day(c.freq), naive_.data() + b * c.pred_len * channels);
+                     steps_per_day(c.freq), base_.data() + b * c.pred_len * channels);
+    if (c.instance_norm == InstanceNormKind::linear_residual)
+      linear_forecast(w.instance_norm_linear_base, enc, l_enc, channels, c.pred_len,
+                      base_.data() + b * c.pred_len * channels);
     auto normalize_rows = [&](const float* src, float* dst, int64_t rows) {
       for (int64_t t = 0; t < rows; ++t)
         for (int64_t ch = 0; ch < channels; ++ch) {
@@ -71,7 +90,7 @@ void InstanceNorm::denormalize(const InformerConfig& c, const InformerWeights& w
         if (c.instance_norm_affine)
           v = (v - w.instance_norm_bias.data[static_cast<size_t>(ch)]) /
               (w.instance_norm_weight.data[static_cast<size_t>(ch)] + affine_epsilon);
-        const double base = naive_.empty() ? shift_[at] : naive_[static_cast<size_t>((b * rows + t) * channels + ch)];
+        const double base = base_.empty() ? shift_[at] : base_[static_cast<size_t>((b * rows + t) * channels + ch)];
         y = static_cast<float>(v * scale_[at] + base);
       }
 }

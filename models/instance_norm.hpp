@@ -7,7 +7,7 @@
 //
 // Contract
 //   * Statistics per window and channel from the encoder rows alone: mean_std and
-//     naive_residual give shift = mean, scale = sqrt(population variance + 1e-5);
+//     naive_residual / linear_residual give shift = mean, scale = sqrt(population variance + 1e-5);
 //     last_value gives shift = the last encoder row, scale = 1.
 //   * normalize(): x_enc' = (x_enc − shift) / scale, then × weight + bias when the config
 //     has a learned affine. x_dec's first L_dec − pred_len rows (the label rows) are
@@ -18,6 +18,9 @@
 //     forecast of the window (models/naive_forecast.hpp, period = a day of the config's
 //     freq) instead of the shift: the network forecasts the correction to that naive
 //     forecast, in units of the window's scale, so an output of `bias` is the naive forecast.
+//     linear_residual does the same with a linear forecast instead of a naive one: per
+//     channel, last + Σ_s (x_enc[s] − last) · linear_base[s, t], the map from the weights
+//     (tools/train_informer.py fits it by ridge regression on the train split and freezes it).
 //   * Only for configs with enc_in == dec_in == c_out (parse_config enforces it).
 // Threading: one window batch at a time per object (it keeps scratch and statistics).
 #pragma once
@@ -41,7 +44,7 @@ class InstanceNorm {
 
  private:
   std::vector<double> shift_, scale_;  // [B, C]
-  std::vector<float> naive_;           // [B, pred_len, C], naive_residual only
+  std::vector<float> base_;            // [B, pred_len, C], the residual kinds only
   Tensor x_enc_, x_dec_;
 };
 

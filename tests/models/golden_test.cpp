@@ -85,12 +85,14 @@ TEST_CASE("the reference backend matches PyTorch layer by layer at 96/48/24, 720
 
 TEST_CASE("the reference backend matches PyTorch end to end with every intermediate",
           "[models][golden][reference][unit]") {
-  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value", "s96_naive_residual"})
+  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value", "s96_naive_residual",
+                        "s96_linear_residual"})
     SECTION(c) { check_full_model("reference", c); }
 }
 
 TEST_CASE("the oneDNN backend matches PyTorch end to end with every intermediate", "[models][golden][onednn][unit]") {
-  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value", "s96_naive_residual"})
+  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value", "s96_naive_residual",
+                        "s96_linear_residual"})
     SECTION(c) { check_full_model("onednn", c); }
 }
 
@@ -145,7 +147,8 @@ TEST_CASE("a whole model whose factor selects every query equals the full-attent
 
 TEST_CASE("the CUDA backend matches PyTorch end to end with every intermediate", "[models][golden][cuda][gpu][unit]") {
   KINFORMER_REQUIRE_CUDA_DEVICE();
-  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value", "s96_naive_residual"})
+  for (std::string c : {"s96", "s720", "s97", "full_nomix", "s96_mean_std", "s96_last_value", "s96_naive_residual",
+                        "s96_linear_residual"})
     SECTION(c) { check_full_model("cuda", c); }
 }
 

@@ -69,6 +69,30 @@ TEST_CASE("instance_norm is parsed, written only when set, and refused where it 
                     Catch::Contains("naive_base"));
   CHECK_THROWS_WITH(models::parse_config(R"({"instance_norm":"naive_residual","naive_base":"yesterday"})"),
                     Catch::Contains("naive_base"));
+  auto linear = models::parse_config(R"({"instance_norm":"linear_residual"})");
+  CHECK(linear.instance_norm == models::InstanceNormKind::linear_residual);
+  CHECK(models::parse_config(models::to_json(linear)).instance_norm == models::InstanceNormKind::linear_residual);
+  CHECK_THROWS_WITH(models::parse_config(R"({"instance_norm":"linear_residual","naive_base":"last_day"})"),
+                    Catch::Contains("naive_base"));
+}
+
+TEST_CASE("a linear_residual model needs its linear map, which is a buffer, and windows of seq_len",
+          "[models][weights][instance_norm][unit]") {
+  auto c = kinformer::testing::every_query_config();
+  c.instance_norm = models::InstanceNormKind::mean_std;
+  const auto mean_std = models::parameter_count(c);
+  c.instance_norm = models::InstanceNormKind::linear_residual;
+  CHECK(models::parameter_count(c) == mean_std);  // frozen: fitted before training, not trained
+  auto w = models::random_weights(c, 3);
+  REQUIRE(w->instance_norm_linear_base.shape == models::Shape{c.seq_len, c.pred_len});
+  double power = 0;
+  for (float v : w->instance_norm_linear_base.data) power += static_cast<double>(v) * v;
+  CHECK(power > 0);  // random like the other maps, so the tests below see a real map
+  auto backend = models::make_backend("reference", c, w);
+  auto shorter = c;
+  shorter.seq_len = c.seq_len - 1;
+  Tensor out;
+  CHECK_THROWS_WITH(backend->forecast(random_window(shorter, 1).input(), out), Catch::Contains("must have length"));
 }
 
 TEST_CASE("the affine weights are expected exactly when the config asks for them",
@@ -87,7 +111,7 @@ TEST_CASE("the affine weights are expected exactly when the config asks for them
 TEST_CASE("with instance_norm a shifted and scaled window gives the same forecast shifted and scaled",
           "[models][instance_norm][unit]") {
   for (auto kind : {models::InstanceNormKind::mean_std, models::InstanceNormKind::last_value,
-                    models::InstanceNormKind::naive_residual}) {
+                    models::InstanceNormKind::naive_residual, models::InstanceNormKind::linear_residual}) {
     for (std::string backend_name : {"reference", "onednn"}) {
       auto c = kinformer::testing::every_query_config();
       c.instance_norm = kind;
@@ -95,7 +119,7 @@ TEST_CASE("with instance_norm a shifted and scaled window gives the same forecas
       auto w = random_window(c, 3);
       Tensor base, moved;
       backend->forecast(w.input(), base);
-      // last_value only shifts; mean_std and naive_residual also take the scale out.
+      // last_value only shifts; the others also take the scale out.
       const float scale = kind == models::InstanceNormKind::last_value ? 1.f : 4.f, shift = 25.f;
       auto m = w;
       for (auto* t : {&m.x_enc, &m.x_dec})
@@ -164,4 +188,41 @@ TEST_CASE("naive_residual forecasts the correction to its naive forecast",
     INFO("naive_base " << models::to_string(base));
     CHECK(worst < 1e-4);
   }
+}
+
+TEST_CASE("linear_residual forecasts the correction to its linear forecast", "[models][instance_norm][unit]") {
+  // As for naive_residual: the two forecasts differ by exactly (linear forecast - window mean),
+  // with the linear forecast written out here from its definition, last + (window - last) · map.
+  auto c = kinformer::testing::every_query_config();
+  c.instance_norm = models::InstanceNormKind::mean_std;
+  c.instance_norm_affine = true;
+  auto r = c;
+  r.instance_norm = models::InstanceNormKind::linear_residual;
+  auto weights = std::make_shared<models::InformerWeights>(*models::random_weights(r, 11));
+  for (auto& v : weights->instance_norm_bias.data) v = 0.3f;
+  const auto& map = weights->instance_norm_linear_base;
+  auto w = random_window(c, 13);
+  Tensor around_mean, around_linear;
+  models::make_backend("reference", c, weights)->forecast(w.input(), around_mean);
+  models::make_backend("reference", r, weights)->forecast(w.input(), around_linear);
+  double worst = 0, moved = 0;
+  for (int64_t b = 0; b < 2; ++b) {
+    const float* enc = w.x_enc.ptr() + b * c.seq_len * c.enc_in;
+    for (int64_t ch = 0; ch < c.enc_in; ++ch) {
+      double mean = 0;
+      for (int64_t t = 0; t < c.seq_len; ++t) mean += enc[t * c.enc_in + ch];
+      mean /= static_cast<double>(c.seq_len);
+      const double last = enc[(c.seq_len - 1) * c.enc_in + ch];
+      for (int64_t t = 0; t < c.pred_len; ++t) {
+        double linear = last;
+        for (int64_t s = 0; s < c.seq_len; ++s)
+          linear += (enc[s * c.enc_in + ch] - last) * map.data[static_cast<size_t>(s * c.pred_len + t)];
+        const auto at = static_cast<size_t>((b * c.pred_len + t) * c.enc_in + ch);
+        worst = std::max(worst, std::fabs(around_mean.data[at] - mean + linear - around_linear.data[at]));
+        moved = std::max(moved, std::fabs(linear - last));
+      }
+    }
+  }
+  CHECK(moved > 0.01);  // the map does move the forecast away from the last value
+  CHECK(worst < 1e-4);
 }

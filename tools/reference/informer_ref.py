@@ -29,7 +29,7 @@ DEFAULT_CONFIG = dict(enc_in=7, dec_in=7, c_out=7, seq_len=96, label_len=48, pre
                       dropout=0.05, attn="prob", embed="timeF", freq="h", activation="gelu",
                       distil=True, mix=True, instance_norm="none", instance_norm_affine=False,
                       naive_base="last_value")
-INSTANCE_NORMS = ("none", "mean_std", "last_value", "naive_residual")
+INSTANCE_NORMS = ("none", "mean_std", "last_value", "naive_residual", "linear_residual")
 STEPS_PER_DAY = {"h": 24, "t": 96}  # models/naive_forecast.cpp steps_per_day()
 TIME_FEATURES = {"h": 4, "t": 5, "s": 6, "m": 1, "a": 1, "w": 2, "d": 3, "b": 3}
 
@@ -165,11 +165,13 @@ class InstanceNorm(nn.Module):
     per-channel weight and bias follow the normalisation and are undone first on the way out.
     naive_residual normalises as mean_std, but maps the output back onto the window's naive_base
     forecast (baselines.naive_forecasts) instead of its mean: the network forecasts the
-    correction to that naive forecast."""
+    correction to that naive forecast. linear_residual does the same onto a linear forecast,
+    last + (window - last) @ linear_base, with linear_base [seq_len, pred_len] shared by the
+    channels (a buffer: tools/train_informer.py fits it as baselines.RidgeBaseline does)."""
 
     EPS = 1e-5
 
-    def __init__(self, mode, channels, affine, pred_len=None, naive_base=None, period=None):
+    def __init__(self, mode, channels, affine, pred_len=None, naive_base=None, period=None, seq_len=None):
         super().__init__()
         if mode not in INSTANCE_NORMS[1:]:
             raise ValueError("instance_norm must be one of %s" % (INSTANCE_NORMS,))
@@ -179,6 +181,8 @@ class InstanceNorm(nn.Module):
             self.bias = nn.Parameter(torch.zeros(channels))
         else:
             self.weight = self.bias = None
+        if mode == "linear_residual":
+            self.register_buffer("linear_base", torch.zeros(seq_len, pred_len))
 
     def statistics(self, x_enc):
         if self.mode == "last_value":
@@ -187,6 +191,11 @@ class InstanceNorm(nn.Module):
         std = torch.sqrt(x_enc.var(dim=1, keepdim=True, unbiased=False) + self.EPS)
         if self.mode == "mean_std":
             return mean, std, mean
+        if self.mode == "linear_residual":
+            last = x_enc[:, -1:, :]
+            # [B, L, C] -> [B, C, L] @ [L, pred_len] -> [B, pred_len, C]
+            base = ((x_enc - last).transpose(1, 2) @ self.linear_base).transpose(1, 2) + last
+            return mean, std, base
         base = baselines.naive_forecasts(x_enc.detach().cpu().numpy(), self.pred_len, self.period)[self.naive_base]
         return mean, std, torch.from_numpy(base).to(x_enc.dtype)
 
@@ -373,7 +382,8 @@ class Informer(nn.Module):
             if cfg["c_out"] != cfg["enc_in"] or cfg["dec_in"] != cfg["enc_in"]:
                 raise ValueError("instance_norm needs enc_in == dec_in == c_out")
             self.instance_norm = InstanceNorm(cfg["instance_norm"], cfg["enc_in"], cfg["instance_norm_affine"],
-                                              cfg["pred_len"], cfg["naive_base"], STEPS_PER_DAY.get(cfg["freq"], 24))
+                                              cfg["pred_len"], cfg["naive_base"], STEPS_PER_DAY.get(cfg["freq"], 24),
+                                              cfg["seq_len"])
         else:
             self.instance_norm = None
 

@@ -14,7 +14,9 @@ Cases: s96 (96/48/24), s720 (720/48/24), s97 (97/30/11, odd lengths),
 full_nomix (96/48/24 with attn=full, mix=False), s96_mean_std and s96_last_value (96/48/24 with
 instance_norm; x_enc has a per-window offset and scale so the normalisation matters, the x_dec
 placeholder holds noise the model must ignore; s96_mean_std is affine and has its own
-DIR/<case>/weights.safetensors with instance_norm.weight/bias).
+DIR/<case>/weights.safetensors with instance_norm.weight/bias), s96_naive_residual (pred_len 30)
+and s96_linear_residual (the correction to the last day repeated, and to a random linear map kept
+as instance_norm.linear_base in the case's own weights file).
 The forward pass runs in float64 (then saved as float32), so the goldens are the exact math and
 the tests measure the C++ fp32 error alone. B = 2 everywhere.
 DIR/MANIFEST is written last; its presence means the set is complete. It records a hash of the
@@ -44,6 +46,9 @@ CASES = {
     # the correction to the last day repeated: pred_len 30 wraps past one day (24 rows)
     "s96_naive_residual": dict(seq_len=96, label_len=48, pred_len=30, instance_norm="naive_residual",
                                instance_norm_affine=True, naive_base="last_day"),
+    # the correction to a linear forecast; the map is random here, fitted by ridge in training
+    "s96_linear_residual": dict(seq_len=96, label_len=48, pred_len=24, instance_norm="linear_residual",
+                                instance_norm_affine=True),
 }
 BATCH = 2
 
@@ -96,11 +101,15 @@ def main():
         model = ref.Informer(cfg)
         folder = os.path.join(args.out, case)
         os.makedirs(folder, exist_ok=True)
-        if cfg.get("instance_norm_affine"):
+        if cfg.get("instance_norm_affine") or cfg["instance_norm"] == "linear_residual":
             model.load_state_dict(state, strict=False)
             with torch.no_grad():
-                model.instance_norm.weight.copy_(1 + 0.1 * torch.randn(cfg["enc_in"], generator=gen))
-                model.instance_norm.bias.copy_(0.1 * torch.randn(cfg["enc_in"], generator=gen))
+                if cfg.get("instance_norm_affine"):
+                    model.instance_norm.weight.copy_(1 + 0.1 * torch.randn(cfg["enc_in"], generator=gen))
+                    model.instance_norm.bias.copy_(0.1 * torch.randn(cfg["enc_in"], generator=gen))
+                if cfg["instance_norm"] == "linear_residual":
+                    shape = model.instance_norm.linear_base.shape
+                    model.instance_norm.linear_base.copy_(0.05 * torch.randn(shape, generator=gen))
             ref.save_safetensors(os.path.join(folder, "weights.safetensors"), model.state_dict(),
                                  {"format": "pt", "source": "kinformer tools/reference/make_goldens.py"})
         else:
