@@ -96,6 +96,9 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // Thresholds (2 runs each): (1 job, 20 µs) and (2 jobs, 50 µs) woke the other worker as
 // often as sharing (5.2-5.9 switches per event at 100/s); (8 jobs, 1 ms) saved no more
 // (3.2 and 2.8 per event at 100 and 1000/s).
+// Floods (bench_pipeline, alternating): at 20k events most lines' medians were lower than
+// sharing's within overlapping ranges, at 100k the informer lines fell within the runs'
+// spread and the bare CAF 4-hop forward was lower (README "The scheduler profile").
 // A user who prefers sharing's latency under contention sets scheduler.policy.
 //
 // Why not CAF's default (work stealing, 4 threads): after each job an idle worker
