@@ -1,49 +1,131 @@
 #include "actors/scheduler.hpp"
 
+#include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
+#include <caf/policy/unprofiled.hpp>
+#include <caf/policy/work_sharing.hpp>
+#include <caf/policy/work_stealing.hpp>
+#include <caf/scheduler/coordinator.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include "actors/job_queue.hpp"
 
 namespace kinformer::actors {
+namespace {
 
-// Two workers sharing one queue (CAF's "sharing" policy): an idle worker sleeps on
-// the queue's condition variable until a job is enqueued, with no timeout.
+constexpr caf::atom_value lazy_wake = caf::atom("lazy_wake");
+
+// A CAF scheduler policy (the interface of caf/policy/work_sharing.hpp) over one
+// JobQueue: jobs a worker creates stay with it unless they pile up.
+class LazyWakePolicy : public caf::policy::unprofiled {
+ public:
+  struct coordinator_data {
+    explicit coordinator_data(caf::scheduler::abstract_coordinator*) {}
+    JobQueue queue;
+  };
+  struct worker_data {
+    explicit worker_data(caf::scheduler::abstract_coordinator*) {}
+  };
+
+  template <class Coordinator>
+  void central_enqueue(Coordinator* self, caf::resumable* job) {
+    d(self).queue.push(job);
+  }
+  template <class Worker>
+  void external_enqueue(Worker* self, caf::resumable* job) {
+    d(self->parent()).queue.push(job);
+  }
+  template <class Worker>
+  void internal_enqueue(Worker* self, caf::resumable* job) {
+    d(self->parent()).queue.push(job, /*from_worker=*/true);
+  }
+  template <class Worker>
+  void resume_job_later(Worker* self, caf::resumable* job) {
+    d(self->parent()).queue.push(job, /*from_worker=*/true);
+  }
+  template <class Worker>
+  caf::resumable* dequeue(Worker* self) {
+    return d(self->parent()).queue.take();
+  }
+  template <class Worker, class F>
+  void foreach_resumable(Worker*, F) {}  // no per-worker queues
+  template <class Coordinator, class F>
+  void foreach_central_resumable(Coordinator* self, F f) {
+    d(self).queue.drain(f);
+  }
+};
+
+// scheduler.policy picks the coordinator when the system starts, so the command
+// line and INI file can still choose one of CAF's own.
+caf::actor_system::module* make_scheduler(caf::actor_system& system) {
+  const auto policy = caf::get_or(system.config(), "scheduler.policy", lazy_wake);
+  if (policy == caf::atom("sharing")) return new caf::scheduler::coordinator<caf::policy::work_sharing>(system);
+  if (policy == caf::atom("stealing")) return new caf::scheduler::coordinator<caf::policy::work_stealing>(system);
+  if (policy == caf::atom("testing")) return new caf::scheduler::test_coordinator(system);
+  return new caf::scheduler::coordinator<LazyWakePolicy>(system);
+}
+
+}  // namespace
+
+// Two workers over one JobQueue (actors/job_queue.hpp; scheduler.policy 'lazy_wake'):
+// an idle worker sleeps on the queue without a timeout; a job from outside the workers
+// (an I/O thread, the timer) wakes one; a job a running worker creates stays with that
+// worker unless more than 4 are queued or the oldest has waited over 200 µs.
+//
+// Why not CAF's "sharing" (the profile before; issue 29): it wakes the idle worker on
+// every enqueue, and an informer event crosses Reflector -> DeltaFIFO -> Controller ->
+// Processor -> handler in about nine messages of a few µs each. perf record -g of
+// bench_vs_client_go's informer at 100 writes/s under sharing: 5.9 context switches
+// per event; 20 % of samples in finish_task_switch (this VM's pvm_irq_enable), 13 % in
+// futex waits and wakes, 3.4 % waiting for the queue's mutex, the actors' own code a
+// few % each; the I/O thread (epoll, recv, parse, the hand-off) took 46 % of samples.
+// Same bench, one binary, lazy_wake and --scheduler.policy=sharing alternating, 4 runs
+// each, medians (ranges), 2 cores at load 9-11 shared with builds and trainings:
+//                 our CPU, % of a core          switches per event     our p50 / p99 µs
+//   100/s         3.58 (2.44-3.82) vs 3.41      2.60 vs 5.87           1075 / 4946 vs 1022 / 3896
+//   1000/s        11.0 (9.75-14.8) vs 17.0      2.50 vs 5.15            482 / 7382 vs  446 / 4328
+//   10000/s       15.2 (9.65-16.9) vs 11.2      0.33 vs 0.49           2208 / 92910 vs 3302 / 186008
+// (10000/s achieved 9996 against 8434 writes/s.) In 7 earlier runs at 100/s lazy_wake
+// used 2.7-3.4 %, sharing 3.0-3.4 % in 5. The price is latency under CPU contention:
+// a job waits for the worker that created it, also while that worker is preempted, where
+// sharing's other worker would have taken it. An instrumented build (the I/O thread's
+// hand-off time against the handler's entry, 2 runs each at load ~9) gave the in-process
+// part at 100/s p50 254-269 µs, p99 3.5-4.1 ms with lazy_wake against 228-241 µs and
+// 1.2-2.1 ms with sharing, where server-to-I/O-thread alone had p99 2.0-6.0 ms in both.
+// Thresholds (2 runs each): (1 job, 20 µs) and (2 jobs, 50 µs) woke the other worker as
+// often as sharing (5.2-5.9 switches per event at 100/s); (8 jobs, 1 ms) saved no more
+// (3.2 and 2.8 per event at 100 and 1000/s).
+// Floods (bench_pipeline, alternating): at 20k events most lines' medians were lower than
+// sharing's within overlapping ranges, at 100k the informer lines fell within the runs'
+// spread and the bare CAF 4-hop forward was lower (README "The scheduler profile").
+// A user who prefers sharing's latency under contention sets scheduler.policy.
 //
 // Why not CAF's default (work stealing, 4 threads): after each job an idle worker
 // polls 100 times, then 500 times with a 50 µs sleep between polls (~25 ms), then
-// wakes every 10 ms to steal. perf record -g on pod_logger at 100 writes/s (issue 29):
-// 64 % of samples under clock_nanosleep(50 µs), 94 % in the CAF workers, 116 context
-// switches and 21 % of a core per event stream; idle 0.75 % of a core (195 wake-ups/s).
-//
-// Measured with bench/bench_vs_client_go (our informer's process only; 3 runs each,
-// medians; 2 cores at load 10-13 shared with builds and a training job;
-// the peer's figures beside ours in the same runs were 3.6-4.4 % at 100/s):
+// wakes every 10 ms to steal. perf record -g on pod_logger at 100 writes/s: 64 % of
+// samples under clock_nanosleep(50 µs), 116 context switches per event and 21 % of a
+// core; idle 0.75 % of a core. The earlier pass measured these candidates (3 runs each,
+// medians, load 10-13):
 //   profile                                   idle    100/s: CPU  p50/p99 us   switches   1000/s: CPU  p50/p99 us
 //   stealing, CAF's polling (1 run)           1.17 %      18.1 %  1077/4740      123          20.1 %  526/13272
 //   stealing, no moderate polling (1 run)     1.26 %       3.5 %  1009/5617      4.3          11.6 %  362/6093
 //   stealing, + relaxed sleep 1 s             0.04 %       2.2 %  1059/12954     3.8           8.5 %  716/18916
 //   stealing, 1 thread, relaxed sleep 1 s     0.04 %       2.1 %   914/12370     3.9           8.2 %  589/15021
 //   sharing, 1 thread                         0 %          2.8 %  1047/13248     3.9           8.6 %  460/12586
-//   sharing, 2 threads (this profile)         0 %          2.4 %  1049/16585     5.3           9.8 %  633/14761
-// Beyond 10 ms of relaxed sleep, the stealing profiles are within this machine's
-// noise of each other and of sharing. Sharing is chosen because it has no timed
-// wake-up at all (idle is 0, not 0.04 %), and because with work stealing a sleeping
-// worker only looks for work at its relaxed interval: at 1 s, a message an actor
-// sends while its worker runs a slow handler could wait up to 1 s behind it, where
-// under sharing the other worker takes it at once. Its price is about 1.5 more
-// context switches per event than stealing (a worker that enqueues wakes the idle
-// one). bench_pipeline gave the same or more events/s than CAF's default (e.g. one
-// handler 221-231k/s against 95-136k/s, 16 handlers 161-236k/s against 141-171k/s).
+//   sharing, 2 threads                        0 %          2.4 %  1049/16585     5.3           9.8 %  633/14761
+// A stealing worker asleep looks for work only at its relaxed interval (a message sent
+// while its peer runs a slow handler could wait that long); lazy_wake, like sharing,
+// has no timed wake-up at all (idle 0 %), which also keeps scheduler threads from
+// preempting the inference actor's model threads (README "Batched inference").
 // Two threads, not one: a second informer or a handler that computes still gets the
-// second core, and one thread measured no cheaper (sharing, 4 alternating runs each at
-// 100 and 1000 writes/s: 2.3-3.5 % and 6.5-12.2 % of a core with 1 thread, 2.6-3.3 % and
-// 7.4-14.8 % with 2, though 2.2-3.7 against 3.9-6.0 switches per event). No timed polling also keeps scheduler threads from preempting the
-// inference actor's model threads (README "Batched inference"). And ThreadSanitizer
-// sees its hand-overs: libcaf_core is not instrumented, so TSan cannot see the
-// atomics of the work-stealing queues, but sharing hands jobs over under a mutex,
-// which it does see (scripts/tsan.supp covers the rest).
+// second core, and backlog wakes it. ThreadSanitizer sees the hand-overs: libcaf_core
+// is not instrumented, but JobQueue hands jobs over under its own mutex, compiled with
+// our code (scripts/tsan.supp covers the rest).
 void configure_scheduler(caf::actor_system_config& config) {
-  config.set("scheduler.policy", caf::atom("sharing"));
+  config.set("scheduler.policy", lazy_wake);
   config.set("scheduler.max-threads", 2);
+  config.module_factories.emplace_back(make_scheduler);
 }
 
 }  // namespace kinformer::actors

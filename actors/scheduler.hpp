@@ -6,12 +6,15 @@
 // "Embedding an informer").
 //
 // Contract
-//   * The profile: CAF's "sharing" policy (one job queue; idle workers sleep on
-//     it without a timeout, so an idle process uses no CPU) with 2 threads.
+//   * The profile: 2 worker threads over one JobQueue (actors/job_queue.hpp;
+//     scheduler.policy 'lazy_wake'). Idle workers sleep on it without a timeout, so
+//     an idle process uses no CPU; a job a running worker creates stays with that
+//     worker unless a backlog builds, so an event's hops do not wake the other one.
 //     Latency trade-off and the measurements behind it: actors/scheduler.cpp.
 //   * Sets the values with set(), so CAF's command line and INI file (when the
-//     program calls parse()) still override them (caf-0.17.md §9).
-//   * Call before the actor_system is constructed.
+//     program calls parse()) still override them (caf-0.17.md §9); a
+//     scheduler.policy of 'sharing', 'stealing' or 'testing' gets CAF's own.
+//   * Call once, before the actor_system is constructed.
 // Threading: the config is not shared yet; call from the thread that owns it.
 #pragma once
 
