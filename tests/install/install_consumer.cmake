@@ -6,6 +6,8 @@
 #                 reach (an example that includes tests/ fails to compile);
 #   RUN=PROGRAM   then run WORK_DIR/build/PROGRAM, print its output, and run the
 #                 installed CLI.
+#   UNOPTIMIZED=ON  configure without a build type, so without -O (g++'s -O0): for a copy
+#                 that is only built, never run.
 foreach(var KINFORMER_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX_COMPILER GENERATOR)
   if(NOT ${var})
     message(FATAL_ERROR "install_consumer.cmake: ${var} is not set")
@@ -41,8 +43,12 @@ set(launcher "")
 if(CXX_LAUNCHER)
   set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})
 endif()
+set(build_type Release)
+if(UNOPTIMIZED)
+  set(build_type "")
+endif()
 step("configuring ${source}" ${CMAKE_COMMAND} -S ${source} -B ${WORK_DIR}/build -G ${GENERATOR}
-     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${launcher})
+     -DCMAKE_BUILD_TYPE=${build_type} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${launcher})
 step("building ${source}" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 if(RUN)
   step("running ${RUN}" ${WORK_DIR}/build/${RUN})
