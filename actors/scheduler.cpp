@@ -58,22 +58,36 @@ class LazyWakePolicy : public caf::policy::unprofiled {
 
 // scheduler.policy picks the coordinator when the system starts, so the command
 // line and INI file can still choose one of CAF's own.
+// Anything but 'lazy_wake' gets what CAF itself would start for that name.
 caf::actor_system::module* make_scheduler(caf::actor_system& system) {
-  const auto policy = caf::get_or(system.config(), "scheduler.policy", lazy_wake);
+  const auto policy = caf::get_or(system.config(), "scheduler.policy", caf::atom("sharing"));
+  if (policy == lazy_wake) return new caf::scheduler::coordinator<LazyWakePolicy>(system);
   if (policy == caf::atom("sharing")) return new caf::scheduler::coordinator<caf::policy::work_sharing>(system);
-  if (policy == caf::atom("stealing")) return new caf::scheduler::coordinator<caf::policy::work_stealing>(system);
   if (policy == caf::atom("testing")) return new caf::scheduler::test_coordinator(system);
-  return new caf::scheduler::coordinator<LazyWakePolicy>(system);
+  return new caf::scheduler::coordinator<caf::policy::work_stealing>(system);
 }
 
 }  // namespace
 
-// Two workers over one JobQueue (actors/job_queue.hpp; scheduler.policy 'lazy_wake'):
-// an idle worker sleeps on the queue without a timeout; a job from outside the workers
-// (an I/O thread, the timer) wakes one; a job a running worker creates stays with that
-// worker unless more than 4 are queued or the oldest has waited over 200 µs.
+// The default: CAF's "sharing" policy with 2 workers; idle workers sleep on its queue with
+// no timeout (idle: 0 % of a core), and the idle worker wakes for every job enqueued.
 //
-// Why not CAF's "sharing" (the profile before; issue 29): it wakes the idle worker on
+// Opt-in, scheduler.policy 'lazy_wake': two workers over one JobQueue
+// (actors/job_queue.hpp): a job from outside the workers (an I/O thread, the timer)
+// wakes one; a job a running worker creates stays with that worker unless more than 4
+// are queued or the oldest has waited over 200 µs.
+// Why it is not the default: it breaks handler isolation. A job left behind the one a
+// worker takes waits for that job to end, however long, unless a later push finds a
+// backlog: an actor that sends one message to a handler that blocks and one to another
+// handler (the Processor's fan-out) holds the second back until the first returns or an
+// I/O event or timer arrives (tests/actors/job_queue_test.cpp shows it on the default
+// profile's side). Waking a worker whenever a take leaves jobs behind restores isolation
+// but also sharing's costs: 5.2-5.8 switches per event and client-go / ours CPU 1.41 and
+// 1.60-1.63 at 100 and 1000 writes/s, against 2.6-3.0 and 1.67-1.68, 2.06-2.15 without
+// it (2 alternating runs each, quiet machine). Bounding the wait needs a timed waker
+// (Go's sysmon), which is the next step.
+//
+// What lazy_wake saves against sharing (issue 29): sharing wakes the idle worker on
 // every enqueue, and an informer event crosses Reflector -> DeltaFIFO -> Controller ->
 // Processor -> handler in about nine messages of a few µs each. perf record -g of
 // bench_vs_client_go's informer at 100 writes/s under sharing: 5.9 context switches
@@ -99,7 +113,7 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // Floods (bench_pipeline, alternating): at 20k events most lines' medians were lower than
 // sharing's within overlapping ranges, at 100k the informer lines fell within the runs'
 // spread and the bare CAF 4-hop forward was lower (README "The scheduler profile").
-// A user who prefers sharing's latency under contention sets scheduler.policy.
+// A user whose handlers never block may set scheduler.policy to 'lazy_wake'.
 //
 // Why not CAF's default (work stealing, 4 threads): after each job an idle worker
 // polls 100 times, then 500 times with a 50 µs sleep between polls (~25 ms), then
@@ -115,15 +129,15 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 //   sharing, 1 thread                         0 %          2.8 %  1047/13248     3.9           8.6 %  460/12586
 //   sharing, 2 threads                        0 %          2.4 %  1049/16585     5.3           9.8 %  633/14761
 // A stealing worker asleep looks for work only at its relaxed interval (a message sent
-// while its peer runs a slow handler could wait that long); lazy_wake, like sharing,
-// has no timed wake-up at all (idle 0 %), which also keeps scheduler threads from
+// while its peer runs a slow handler could wait that long); sharing has no timed
+// wake-up at all (idle 0 %), which also keeps scheduler threads from
 // preempting the inference actor's model threads (README "Batched inference").
 // Two threads, not one: a second informer or a handler that computes still gets the
-// second core, and backlog wakes it. ThreadSanitizer sees the hand-overs: libcaf_core
-// is not instrumented, but JobQueue hands jobs over under its own mutex, compiled with
-// our code (scripts/tsan.supp covers the rest).
+// second core. ThreadSanitizer sees the hand-overs: libcaf_core is not instrumented,
+// but sharing (and JobQueue) hand jobs over under a mutex, which it sees
+// (scripts/tsan.supp covers the rest).
 void configure_scheduler(caf::actor_system_config& config) {
-  config.set("scheduler.policy", lazy_wake);
+  config.set("scheduler.policy", caf::atom("sharing"));
   config.set("scheduler.max-threads", 2);
   config.module_factories.emplace_back(make_scheduler);
 }
