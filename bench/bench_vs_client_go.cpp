@@ -79,6 +79,7 @@ struct Options {
   std::size_t keys = 1000;
   std::size_t object_bytes = 1024;
   std::string peer;
+  std::vector<std::string> wrap;  // a command our informer runs under (heaptrack, perf record ...)
   std::vector<std::string> caf;  // for our informer's actor system
 };
 
@@ -90,6 +91,13 @@ std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
+std::vector<std::string> split_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::stringstream in(text);
+  for (std::string word; in >> word;) words.push_back(word);
+  return words;
+}
+
 std::string default_peer() {
   if (const char* env = std::getenv("KINFORMER_CLIENT_GO_PEER")) return env;
   return std::string(KINFORMER_SOURCE_DIR) + "/../shared/bin/client-go-peer";
@@ -98,7 +106,10 @@ std::string default_peer() {
 constexpr const char* usage =
     "usage: bench_vs_client_go [--short] [--phases idle,rate,list,relist] [--rates 100,1000,10000]\n"
     "         [--seconds 10] [--idle-seconds 10] [--lists 20000,150000] [--keys 1000]\n"
-    "         [--object-bytes 1024] [--peer PATH] [--caf --scheduler.policy=sharing ...]\n";
+    "         [--object-bytes 1024] [--peer PATH] [--wrap-ours '/usr/bin/heaptrack -o /tmp/ours']\n"
+    "         [--caf --scheduler.policy=sharing ...]\n"
+    "--wrap-ours runs our informer under a profiler (the program by its full path); its CPU and RSS\n"
+    "are then the wrapper's process, not the informer's.\n";
 
 std::optional<Options> parse(int argc, char** argv) {
   Options o;
@@ -130,6 +141,8 @@ std::optional<Options> parse(int argc, char** argv) {
       o.object_bytes = std::stoul(argv[++i]);
     } else if (arg == "--peer" && has_value) {
       o.peer = argv[++i];
+    } else if (arg == "--wrap-ours" && has_value) {
+      o.wrap = split_words(argv[++i]);
     } else if (arg == "--caf") {
       o.caf.assign(argv + i + 1, argv + argc);
       break;
@@ -370,8 +383,14 @@ class Bench {
     std::vector<std::string> args{"--counting-informer", server_.url(), resource, ns, std::to_string(expect),
                                   stamp_key};
     args.insert(args.end(), o_.caf.begin(), o_.caf.end());
+    std::string program = std::filesystem::read_symlink("/proc/self/exe");
+    if (!o_.wrap.empty()) {
+      args.insert(args.begin(), program);
+      args.insert(args.begin(), o_.wrap.begin() + 1, o_.wrap.end());
+      program = o_.wrap.front();
+    }
     const std::string base = dir_ + "/" + ns;
-    informers.ours = std::make_unique<ChildProcess>("/proc/self/exe", args, base + ".ours.out", base + ".ours.err");
+    informers.ours = std::make_unique<ChildProcess>(program, args, base + ".ours.out", base + ".ours.err");
     if (peer_ok_) {
       std::vector<std::string> peer_args{"--server",    server_.url(),         "--resource", resource,
                                          "--namespace", ns,                    "--expect",   std::to_string(expect),
