@@ -42,11 +42,11 @@ Result<void> DeltaFIFO::delete_object(ObjectPtr object) {
   populated_ = true;
   const std::string_view key = object->key();
   // Neither queued nor known: a relist already reported this deletion.
-  if (items_.count(key) == 0 && !(options_.track_known_objects && known_.contains(key))) return {};
+  if (!queue_.contains(key) && !(options_.track_known_objects && known_.contains(key))) return {};
   return enqueue(DeltaType::deleted, std::move(object), true);
 }
 
-Result<void> DeltaFIFO::replace(std::vector<ObjectPtr> list, std::string_view /*resource_version*/) {
+Result<void> DeltaFIFO::replace(const std::vector<ObjectPtr>& list, std::string_view /*resource_version*/) {
   const DeltaType action = options_.emit_delta_type_replaced ? DeltaType::replaced : DeltaType::sync;
   // Which keys were listed, without a set of them (for a 150k-pod list that set cost
   // a hash and a node per key, ~7 MB at peak): a listed key that was queued before
@@ -55,11 +55,14 @@ Result<void> DeltaFIFO::replace(std::vector<ObjectPtr> list, std::string_view /*
   const std::size_t queued_before = queue_.size();
   std::vector<std::size_t> sizes_before;
   sizes_before.reserve(queued_before);
-  for (const Item* item : queue_) sizes_before.push_back(item->deltas.size());
-  items_.reserve(items_.size() + list.size());
-  if (options_.track_known_objects) known_.reserve(list.size());  // every listed key is known once popped
-  for (ObjectPtr& object : list) {
-    assert(object);
+  for (std::size_t i = 0; i < queued_before; ++i) sizes_before.push_back(queue_[i].size());
+  queue_.reserve(queue_.size() + list.size());
+  // The known view is not reserved for the list here: it grows as the keys are
+  // popped, while the queue shrinks, so its table and a full queue never coexist
+  // (5 MB off a 150k-pod initial list's peak; a rehash moves 32-bit marks only).
+  for (const ObjectPtr& listed : list) {
+    assert(listed);
+    ObjectPtr object = listed;
     // Transformed even when `action` is sync: the internal type is "replaced" (§3.3).
     if (options_.transformer) {
       auto transformed = options_.transformer(std::move(object));
@@ -74,19 +77,19 @@ Result<void> DeltaFIFO::replace(std::vector<ObjectPtr> list, std::string_view /*
   // Queued but gone: the tombstone carries the newest queued state. A key whose
   // deltas already end in a deletion gets one too; push_deduped folds it away.
   for (std::size_t i = 0; i < queued_before; ++i) {
-    Item* item = queue_[i];
-    if (item->deltas.size() != sizes_before[i]) {
+    Entry& entry = queue_[i];
+    if (entry.size() != sizes_before[i]) {
       ++listed;
       continue;
     }
-    ObjectPtr last = item->deltas.back().newest_object();
-    push_deduped(item->deltas, tombstone_delta(item->key, std::move(last)));
+    ObjectPtr last = entry.back().newest_object();
+    push_deduped(entry, tombstone_delta(entry.key(), std::move(last)));
     ++deletions;
   }
   if (options_.track_known_objects) {
     known_.for_each([&](const ObjectPtr& object) {
       const std::string_view key = object->key();
-      if (items_.count(key) != 0) return;  // listed (so queued now), or queued and tombstoned above
+      if (queue_.contains(key)) return;  // listed (so queued now), or queued and tombstoned above
       append(tombstone_delta(key, object));
       ++deletions;
     });
@@ -103,7 +106,7 @@ Result<void> DeltaFIFO::resync() {
   if (!options_.track_known_objects) return {};
   known_.for_each([&](const ObjectPtr& object) {
     // A key with queued deltas already carries newer news than the cached copy.
-    if (items_.count(object->key()) == 0) append(Delta{DeltaType::sync, object, nullptr});
+    if (!queue_.contains(object->key())) append(Delta{DeltaType::sync, object, nullptr});
   });
   return {};
 }
@@ -112,13 +115,8 @@ void DeltaFIFO::add_if_not_present(Deltas deltas) {
   if (deltas.empty()) return;
   populated_ = true;
   const std::string_view key = deltas.back().key();
-  if (items_.count(key) != 0) return;  // the queued, newer state wins
-  auto item = std::make_unique<Item>();
-  item->key = std::string(key);
-  item->deltas = std::move(deltas);
-  queue_.push_back(item.get());
-  const std::string_view stable_key = item->key;
-  items_.emplace(stable_key, std::move(item));
+  if (queue_.contains(key)) return;  // the queued, newer state wins
+  queue_.push_back(std::move(deltas));
 }
 
 // -- the consumer --
@@ -170,21 +168,21 @@ Result<std::vector<PoppedDeltas>> DeltaFIFO::pop_batch(std::size_t max_n) {
 std::vector<std::string> DeltaFIFO::list_keys() const {
   std::vector<std::string> out;
   out.reserve(queue_.size());
-  for (const Item* item : queue_) out.push_back(item->key);
+  for (std::size_t i = 0; i < queue_.size(); ++i) out.emplace_back(queue_[i].key());
   return out;
 }
 
 std::optional<Deltas> DeltaFIFO::get_by_key(std::string_view key) const {
-  auto it = items_.find(key);
-  if (it == items_.end()) return std::nullopt;
-  return it->second->deltas;
+  const Entry* entry = queue_.find(key);
+  if (!entry) return std::nullopt;
+  return entry->copy();
 }
 
 std::vector<ObjectPtr> DeltaFIFO::list() const {
   std::vector<ObjectPtr> out;
   out.reserve(queue_.size());
-  for (const Item* item : queue_)
-    if (const ObjectPtr& newest = item->deltas.back().newest_object()) out.push_back(newest);
+  for (std::size_t i = 0; i < queue_.size(); ++i)
+    if (const ObjectPtr& newest = queue_[i].back().newest_object()) out.push_back(newest);
   return out;
 }
 
@@ -207,36 +205,28 @@ Result<void> DeltaFIFO::enqueue(DeltaType type, ObjectPtr object, bool transform
 }
 
 void DeltaFIFO::append(Delta delta) {
-  const std::string_view key = delta.key();
-  if (auto it = items_.find(key); it != items_.end()) {
-    push_deduped(it->second->deltas, std::move(delta));
+  if (Entry* entry = queue_.find(delta.key())) {
+    push_deduped(*entry, std::move(delta));
     return;
   }
-  auto item = std::make_unique<Item>();
-  item->key = std::string(key);
-  item->deltas.push_back(std::move(delta));
-  queue_.push_back(item.get());
-  const std::string_view stable_key = item->key;
-  items_.emplace(stable_key, std::move(item));
+  queue_.push_back(std::move(delta));
 }
 
-void DeltaFIFO::push_deduped(Deltas& deltas, Delta delta) {
-  if (!deltas.empty() && deltas.back().type == DeltaType::deleted && delta.type == DeltaType::deleted) {
+void DeltaFIFO::push_deduped(Entry& entry, Delta delta) {
+  Delta& last = entry.back();
+  if (last.type == DeltaType::deleted && delta.type == DeltaType::deleted) {
     // Two deletions in a row: keep the older one unless it is only a tombstone.
-    if (deltas.back().is_tombstone()) deltas.back() = std::move(delta);
+    if (last.is_tombstone()) last = std::move(delta);
     return;
   }
-  deltas.push_back(std::move(delta));
+  entry.push_back(std::move(delta));
 }
 
 PoppedDeltas DeltaFIFO::take_front() {
-  Item* item = queue_.front();
-  queue_.pop_front();
   // Evaluated before the counter moves: the last initial key still reports true.
   const bool initial = !has_synced();
   if (initial_population_count_ > 0) --initial_population_count_;
-  auto node = items_.extract(item->key);  // owns `item` until the end of this scope
-  return PoppedDeltas{std::move(item->deltas), initial};
+  return PoppedDeltas{queue_.pop_front(), initial};
 }
 
 void DeltaFIFO::remember(const Deltas& deltas) {

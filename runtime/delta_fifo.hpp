@@ -20,8 +20,9 @@
 //     it has been popped completely (or at once if the first call was not a replace).
 //   * The known view costs ~23–46 B per key (26 B for 100k Pods: 131072 slots of
 //     the shared ObjectPtr and its key's 32-bit hash, runtime/object_set.hpp; 22 B
-//     measured before the hash was kept); queued keys cost
-//     their Deltas plus one key copy. bench_runtime (2 loaded vCPUs, 4 runs):
+//     measured before the hash was kept); a queued key costs one 48-B entry and
+//     an 8-B slot of the key table (runtime/delta_queue.hpp), plus a vector only
+//     when it holds more than one delta. bench_runtime (2 loaded vCPUs, 4 runs):
 //     1.5–3.8 M add+pop ops/s (add 20k Pods, then pop them), 3.1–7.6 M ops/s
 //     for update + pop_batch(64) on known keys.
 //   * The transformer runs on objects given to add/update/delete_object/replace,
@@ -33,16 +34,15 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "runtime/delta.hpp"
+#include "runtime/delta_queue.hpp"
 #include "runtime/object_set.hpp"
 #include "runtime/result.hpp"
 
@@ -83,7 +83,8 @@ class DeltaFIFO {
   [[nodiscard]] Result<void> delete_object(ObjectPtr object);
   /// A full list: Replaced (or Sync) per listed object, then a tombstone Deleted for
   /// every queued or known key not in the list. `resource_version` is not used here.
-  [[nodiscard]] Result<void> replace(std::vector<ObjectPtr> list, std::string_view resource_version);
+  /// The objects are shared, not copied: the caller may keep `list`.
+  [[nodiscard]] Result<void> replace(const std::vector<ObjectPtr>& list, std::string_view resource_version);
   /// Sync for every known key that has nothing queued, in no particular order.
   [[nodiscard]] Result<void> resync();
   /// Re-inserts popped deltas only if nothing is queued for their key (client-go
@@ -133,12 +134,7 @@ class DeltaFIFO {
   std::size_t known_count() const noexcept { return known_.size(); }
 
  private:
-  // One queued key. Heap-allocated so that key's bytes (even when held inline by
-  // std::string's small-string buffer) stay put: items_ and queue_ refer to them.
-  struct Item {
-    std::string key;
-    Deltas deltas;  // never empty while queued
-  };
+  using Entry = detail::DeltaQueue::Entry;
 
   /// Appends one delta for `object`'s key (transformed first when `transform`),
   /// applying the dedup rule and queueing the key if it is new.
@@ -146,15 +142,14 @@ class DeltaFIFO {
   /// Appends `delta` under its key with the dedup rule; queues the key if new.
   void append(Delta delta);
   /// Appends to a queued key's deltas; if the last two are deletions, keeps one.
-  static void push_deduped(Deltas& deltas, Delta delta);
+  static void push_deduped(Entry& entry, Delta delta);
   /// Removes the oldest key and returns its deltas with the initial-list flag.
   PoppedDeltas take_front();
   /// Points the known view at the popped key's newest object (or forgets the key).
   void remember(const Deltas& deltas);
 
   DeltaFIFOOptions options_;
-  std::deque<Item*> queue_;  // no dups; in queue_ iff in items_; owned by items_
-  std::unordered_map<std::string_view, std::unique_ptr<Item>> items_;  // key views into Item::key
+  detail::DeltaQueue queue_;  // queued keys, each once, in order of first arrival
   detail::ObjectSet known_;  // key -> last popped object (deleted keys erased)
   bool populated_ = false;
   std::size_t initial_population_count_ = 0;  // keys of the first replace() not yet popped
