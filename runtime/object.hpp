@@ -54,7 +54,7 @@ class Object {
   [[nodiscard]] static Result<ObjectPtr> parse(std::string_view json);
 
   /// The JSON bytes exactly as received.
-  std::string_view json() const noexcept { return view(json_); }
+  std::string_view json() const noexcept { return {bytes_.get(), json_size_}; }
 
   std::string_view api_version() const noexcept { return view(api_version_); }
   std::string_view kind() const noexcept { return view(kind_); }
@@ -123,8 +123,13 @@ class Object {
   // then the label/annotation spans (labels first, 2 spans per entry) and the
   // owner references.
   std::unique_ptr<char, FreeBytes> bytes_;
-  std::uint32_t bytes_size_ = 0;
-  Span json_, api_version_, kind_, name_, generate_name_, ns_, uid_, resource_version_,
+  // The JSON starts the block; its size is all an Object keeps of it, and the
+  // block's size is where the owner spans end (owned_bytes()). 8 B less per
+  // object than a span and a size: 120 B, so that it and the shared_ptr's
+  // control block fit a 144-B malloc chunk instead of 160 (2.4 MB of a
+  // 150k-pod cache).
+  std::uint32_t json_size_ = 0;
+  Span api_version_, kind_, name_, generate_name_, ns_, uid_, resource_version_,
       creation_timestamp_, deletion_timestamp_, key_;
   std::int64_t generation_ = 0;
   std::uint32_t spans_offset_ = 0;
