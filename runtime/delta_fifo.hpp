@@ -22,9 +22,10 @@
 //     the shared ObjectPtr and its key's 32-bit hash, runtime/object_set.hpp; 22 B
 //     measured before the hash was kept); a queued key costs one 48-B entry and
 //     an 8-B slot of the key table (runtime/delta_queue.hpp), plus a vector only
-//     when it holds more than one delta. bench_runtime (2 loaded vCPUs, 4 runs):
-//     1.5–3.8 M add+pop ops/s (add 20k Pods, then pop them), 3.1–7.6 M ops/s
-//     for update + pop_batch(64) on known keys.
+//     when it holds more than one delta. bench_runtime (2 vCPUs, load 0.9-2.3,
+//     2 runs alternating with the build before the flat queue, medians of 5):
+//     6.0–7.7 M add+pop ops/s (add 20k Pods, then pop them; 2.7–4.6 M before),
+//     10.7–11.5 M ops/s for update + pop_batch(64) on known keys (8.2–10.3 M).
 //   * The transformer runs on objects given to add/update/delete_object/replace,
 //     never on sync deltas or tombstones; its error aborts that call.
 // Threading: not thread-safe; one owner (the DeltaFIFO actor, actors/delta_fifo.hpp).
