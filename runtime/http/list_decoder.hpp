@@ -11,6 +11,8 @@
 //   * Any malformed part (the list or one item) fails the whole list with
 //     Errc::decode_failed naming the item index: a partial list would make the
 //     Reflector's replace() delete the missing objects.
+//   * Memory: one parser per thread, reused across pages; after a list's last page
+//     (no continue token) or a failure, a parser grown past 64 KiB is freed.
 // Threading: pure; any thread. Errors: Result; never throws.
 #pragma once
 
