@@ -19,6 +19,9 @@
 //     an empty closed FIFO fail with Errc::fifo_closed; then the actor quits.
 //   * A transformer error rejects the whole batch (replace) or drops and reports
 //     the event (deltas), as client-go does (informer-semantics.md §7.10).
+//   * Memory: while a replace of more than 16384 keys is popped, the actor calls
+//     malloc_trim(0) every 16384 pops, so that the popped part of the queue goes
+//     back to the OS as the cache fills (glibc would keep it resident).
 // Errors: Errc values converted to caf::error.
 #pragma once
 
