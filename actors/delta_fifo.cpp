@@ -106,8 +106,9 @@ struct FifoState {
   /// are free, but glibc keeps them resident in the arenas they came from while the
   /// Controller's cache grows in other memory, so without this an informer's RSS
   /// peaks at the listed objects plus the whole queue: 6 MB of a 150k-pod list's
-  /// peak (README, "A third pass"). malloc_trim is process-wide and walks free
-  /// chunks only.
+  /// peak (README, "A third pass"). malloc_trim is process-wide: it gives back the
+  /// whole free pages of every arena (man 3 malloc_trim), so it runs ~9 times for
+  /// such a list, not per pop.
   void give_back() {
     if (trim_below == 0 || fifo.size() > trim_below) return;
     ::malloc_trim(0);
