@@ -8,7 +8,10 @@
 // crosses five actors in about nine messages, each a job of a few µs, and those
 // wake-ups, not the jobs, were about half of the informer's CPU (actors/scheduler.cpp has the
 // profile). Here a job a running worker creates stays with that worker, which takes it
-// as soon as its current job ends.
+// as soon as its current job ends. So that a job queued behind one that blocks (a handler
+// that sleeps, the Processor's fan-out to two handlers) does not wait for it, an alarm
+// (actors/wake_alarm.hpp, after Go's sysmon) wakes a sleeping worker for a job that has
+// waited longer than `left_behind_wait`.
 //
 // Contract
 //   * push(job, from_worker = false), from outside the workers (an I/O thread, the
@@ -19,13 +22,20 @@
 //   * take(): the oldest job; blocks while the queue is empty. It checks the same
 //     backlog rule for the jobs it leaves, so a backlog built by silent pushes gets a
 //     helper when the next job starts.
-//   * The latency price: a job pushed silently waits until its pusher's current job
-//     ends (CAF: one resume of an actor, i.e. its mailbox up to
-//     scheduler.max-throughput messages), also while that thread is preempted, unless
-//     a later push or take finds a backlog.
+//   * Jobs left behind: when a push or take leaves jobs queued beside a sleeping worker
+//     without waking it, the alarm is armed for the oldest job's time plus
+//     `left_behind_wait`. If that job is still queued then (its pusher's current job
+//     still runs, or its thread is preempted) and a worker sleeps, the alarm wakes it,
+//     and re-arms while jobs stay queued beside a sleeper. A worker that finds the queue
+//     empty disarms it. So a queued job waits at most about `left_behind_wait` (plus the
+//     alarm thread's and the woken worker's scheduling) while a worker sleeps.
+//   * Idle costs nothing: with the queue empty the alarm is disarmed and every thread
+//     sleeps without a timeout. Arming and disarming are one system call each and wake
+//     no thread; the alarm thread runs only when a deadline passes.
 //   * FIFO order among all jobs.
 // Threading: every member is thread-safe. Jobs are handed over under one mutex, so
 //   ThreadSanitizer sees the hand-over (libcaf_core is not instrumented).
+// Errors: the constructor throws std::system_error when the alarm cannot be created.
 #pragma once
 
 #include <chrono>
@@ -34,9 +44,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 #include <caf/fwd.hpp>
+
+#include "actors/wake_alarm.hpp"
 
 namespace kinformer::actors {
 
@@ -52,10 +66,19 @@ class JobQueue {
     /// worker. Default 200 µs: with 20 or 50 µs, the other worker woke as often as
     /// under sharing (actors/scheduler.cpp).
     std::chrono::microseconds backlog_wait{200};
+    /// Age beyond which a job queued beside a sleeping worker wakes it through the
+    /// alarm. Default 1 ms: see actors/scheduler.cpp for what was measured.
+    std::chrono::microseconds left_behind_wait{1000};
   };
 
+  /// Selects the constructor whose caller plays the alarm (tests): no alarm thread; the
+  /// caller reads armed_until() and calls on_alarm() itself.
+  struct ManualAlarm {};
+
   JobQueue() : JobQueue(Options{}) {}
-  explicit JobQueue(Options options) : options_(options) {}
+  /// With its own alarm thread (WakeAlarm).
+  explicit JobQueue(Options options);
+  JobQueue(Options options, ManualAlarm) : options_(options) {}
   JobQueue(const JobQueue&) = delete;
   JobQueue& operator=(const JobQueue&) = delete;
 
@@ -70,8 +93,15 @@ class JobQueue {
 
   /// Workers blocked in take() now.
   [[nodiscard]] std::size_t sleeping() const;
-  /// How many times a push or take woke a sleeping worker so far.
+  /// How many times a push, take or the alarm woke a sleeping worker so far.
   [[nodiscard]] std::uint64_t wakeups() const;
+
+  /// When the alarm is armed for; nothing while it is disarmed.
+  [[nodiscard]] std::optional<Clock::time_point> armed_until() const;
+  /// The alarm's expiry: wakes a sleeping worker if the oldest job is older than
+  /// `left_behind_wait` at `now`, and re-arms while jobs stay queued beside a sleeper.
+  /// A call for a deadline since disarmed or moved later does nothing.
+  void on_alarm(Clock::time_point now);
 
  private:
   struct Queued {
@@ -79,7 +109,10 @@ class JobQueue {
     Clock::time_point since;
   };
 
-  void wake_one_if_backlog_locked(Clock::time_point now);
+  // Whether it woke a worker.
+  bool wake_one_if_backlog_locked(Clock::time_point now);
+  void arm_locked(Clock::time_point deadline);
+  void disarm_locked();
 
   const Options options_;
   mutable std::mutex mu_;
@@ -87,6 +120,11 @@ class JobQueue {
   std::deque<Queued> queue_;  // guarded by mu_; oldest first
   std::size_t sleeping_ = 0;  // guarded by mu_; workers in take()'s wait
   std::uint64_t wakeups_ = 0; // guarded by mu_
+  // guarded by mu_; set iff the alarm is armed, to its deadline
+  std::optional<Clock::time_point> armed_until_;
+  // Last: destroyed first, so that its thread stops before the state it reads goes.
+  // Null with ManualAlarm.
+  std::unique_ptr<WakeAlarm> alarm_;
 };
 
 }  // namespace kinformer::actors

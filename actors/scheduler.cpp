@@ -75,17 +75,8 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // Opt-in, scheduler.policy 'lazy_wake': two workers over one JobQueue
 // (actors/job_queue.hpp): a job from outside the workers (an I/O thread, the timer)
 // wakes one; a job a running worker creates stays with that worker unless more than 4
-// are queued or the oldest has waited over 200 µs.
-// Why it is not the default: it breaks handler isolation. A job left behind the one a
-// worker takes waits for that job to end, however long, unless a later push finds a
-// backlog: an actor that sends one message to a handler that blocks and one to another
-// handler (the Processor's fan-out) holds the second back until the first returns or an
-// I/O event or timer arrives (tests/actors/job_queue_test.cpp shows it on the default
-// profile's side). Waking a worker whenever a take leaves jobs behind restores isolation
-// but also sharing's costs: 5.2-5.8 switches per event and client-go / ours CPU 1.41 and
-// 1.60-1.63 at 100 and 1000 writes/s, against 2.6-3.0 and 1.67-1.68, 2.06-2.15 without
-// it (2 alternating runs each, quiet machine). Bounding the wait needs a timed waker
-// (Go's sysmon), which is the next step.
+// are queued or the oldest has waited over 200 µs; and an alarm (actors/wake_alarm.hpp,
+// after Go's sysmon) wakes a sleeping worker for a job that has waited 1 ms beside it.
 //
 // What lazy_wake saves against sharing (issue 29): sharing wakes the idle worker on
 // every enqueue, and an informer event crosses Reflector -> DeltaFIFO -> Controller ->
@@ -94,26 +85,70 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // per event; 20 % of samples in finish_task_switch (this VM's pvm_irq_enable), 13 % in
 // futex waits and wakes, 3.4 % waiting for the queue's mutex, the actors' own code a
 // few % each; the I/O thread (epoll, recv, parse, the hand-off) took 46 % of samples.
-// Same bench, one binary, lazy_wake and --scheduler.policy=sharing alternating, 4 runs
-// each, medians (ranges), 2 cores at load 9-11 shared with builds and trainings:
-//                 our CPU, % of a core          switches per event     our p50 / p99 µs
-//   100/s         3.58 (2.44-3.82) vs 3.41      2.60 vs 5.87           1075 / 4946 vs 1022 / 3896
-//   1000/s        11.0 (9.75-14.8) vs 17.0      2.50 vs 5.15            482 / 7382 vs  446 / 4328
-//   10000/s       15.2 (9.65-16.9) vs 11.2      0.33 vs 0.49           2208 / 92910 vs 3302 / 186008
-// (10000/s achieved 9996 against 8434 writes/s.) In 7 earlier runs at 100/s lazy_wake
-// used 2.7-3.4 %, sharing 3.0-3.4 % in 5. The price is latency under CPU contention:
-// a job waits for the worker that created it, also while that worker is preempted, where
-// sharing's other worker would have taken it. An instrumented build (the I/O thread's
-// hand-off time against the handler's entry, 2 runs each at load ~9) gave the in-process
-// part at 100/s p50 254-269 µs, p99 3.5-4.1 ms with lazy_wake against 228-241 µs and
-// 1.2-2.1 ms with sharing, where server-to-I/O-thread alone had p99 2.0-6.0 ms in both.
-// Thresholds (2 runs each): (1 job, 20 µs) and (2 jobs, 50 µs) woke the other worker as
-// often as sharing (5.2-5.9 switches per event at 100/s); (8 jobs, 1 ms) saved no more
-// (3.2 and 2.8 per event at 100 and 1000/s).
-// Floods (bench_pipeline, alternating): at 20k events most lines' medians were lower than
-// sharing's within overlapping ranges, at 100k the informer lines fell within the runs'
-// spread and the bare CAF 4-hop forward was lower (README "The scheduler profile").
-// A user whose handlers never block may set scheduler.policy to 'lazy_wake'.
+// At 1000 writes/s (one run each, load ~3): finish_task_switch 43 % of samples under
+// sharing, 24 % under lazy_wake.
+//
+// Handler isolation, and why the alarm: without it, a job left behind the one a worker
+// takes waited for that job to end, however long, unless a later push found a backlog:
+// an actor that sends one message to a handler that blocks and one to another handler
+// (the Processor's fan-out) held the second back until the first returned (over 1 s,
+// where sharing delivers it at once; tests/actors/job_queue_test.cpp checks both
+// policies against a 250 ms bound). Waking a worker whenever a take leaves jobs behind
+// restored isolation but also sharing's costs: 5.2-5.8 switches per event and
+// client-go / ours CPU 1.41 and 1.60-1.63 at 100 and 1000 writes/s (2 alternating runs
+// each). The alarm is a timerfd, armed with one timerfd_settime() when a push or take
+// leaves a job beside a sleeping worker and disarmed when a worker finds the queue
+// empty: about one arm and one disarm per busy period, and no thread woken. A monitor
+// thread in a timed wait would have to be woken to learn each deadline: a switch per
+// arming, what lazy_wake exists to save. Counted on bench_vs_client_go's informer
+// (perf stat -e syscalls:sys_enter_timerfd_settime over a child's life, 4 runs each):
+// 2974-3009 calls per 1000-event run at 100/s against 986-1001 under sharing (Asio's
+// own timers), 26.3-29.4k against 9.2-9.7k per 10000-event run at 1000/s: 2 per event.
+// An arm and a disarm cost 5.2-6.1 µs together on this VM (a loop of 200k); perf
+// record at 1000/s put timerfd_settime at 5.7 % of samples against 1.9 % under
+// sharing. The alarm thread switched 3-8 times over a child's whole life (sync and up
+// to 10k events at 100 or 1000/s: it fired a handful of times), 77-116 times in 10 s
+// at 10000/s, and 3 times in an idle child's, however long the idle phase: no periodic
+// wake-up (idle 0.0 % of a core).
+// The bound: 1 ms, about four times the p50 of a whole event's way from the I/O thread
+// to the handler (0.23-0.27 ms, below) where a queued job usually waits a few µs, so
+// the alarm fires only for jobs held back by a worker that blocks or is preempted, and
+// caps what such a worker adds to their latency near 1 ms. Other bounds were not
+// measured.
+//
+// Why sharing stays the default: lazy_wake is cheaper at 1000 writes/s, no cheaper at
+// 100/s, and its tail is no shorter. bench_vs_client_go --phases idle,rate --caf
+// --scheduler.policy=lazy_wake and =sharing, one binary, alternating, 12 runs each in
+// three batches (load 0.7-3.2 for 9, 4.7-7.0 for 3, the machine shared with other
+// builds and benches; in the first 4, perf stat counted every informer's
+// timerfd_settime calls), medians (ranges):
+//                 our CPU, % of a core   client-go / ours    switches/event   our p50 / p99 µs (client-go's)
+//   idle          0.0 vs 0.0             -                   -                -
+//   100/s         2.37 vs 2.21           1.50 (1.35-1.59)    2.96 vs 5.06      702 / 4840 (615 / 4213)
+//                                        vs 1.45 (1.11-1.79)                  vs 627 / 4007 (572 / 3305)
+//   1000/s        9.60 vs 10.6           1.92 (1.74-2.06)    2.89 vs 4.63      390 / 6125 (382 / 4683)
+//                                        vs 1.68 (1.56-2.06)                  vs 391 / 3393 (329 / 3227)
+// Run against run (each lazy_wake run beside the sharing run after it): at 1000/s
+// lazy_wake's ratio was higher in 10 of 12 (all 9 at load up to 3.2), at 100/s in 7 of
+// 12; its p99 was lower in 6 of 12 at either rate. At 10000/s (3 runs each at load
+// 5.5-6.4; the writer reached 5.3-7.3k/s against 7.5-10k/s, so not like for like) our
+// CPU was 3.9 against 6.5 %, p50 / p99 22.6 / 162 ms against 8.7 / 104 ms. The same
+// build without the alarm (4 runs at load 1.5-3.1): ratio 1.65 and 1.95, p99 5605 and
+// 7979 µs. Floods (bench_pipeline, 5 alternating invocations of 5 runs at 20k events, 2
+// of 3 runs at 100k; README "The scheduler profile"): most lines within the runs'
+// spread; at 100k the one-handler informer line was lower (265k against 344k events/s)
+// and the chain lines higher (466k against 371k for one hop).
+// Earlier, at load 9-11 without the alarm (4 runs each): 100/s 3.58 vs 3.41 %, 1000/s
+// 11.0 vs 17.0 %, and the price of lazy_wake under CPU contention: a job waits for the
+// worker that created it, also while that worker is preempted, where sharing's other
+// worker would have taken it (the in-process part at 100/s: p99 3.5-4.1 ms against
+// 1.2-2.1 ms); the alarm now bounds that wait near 1 ms, but not the wait for the
+// alarm's own thread and the woken worker to be scheduled. Thresholds (2 runs each):
+// (1 job, 20 µs) and (2 jobs, 50 µs) woke the other worker as often as sharing (5.2-5.9
+// switches per event at 100/s); (8 jobs, 1 ms) saved no more (3.2 and 2.8 per event at
+// 100 and 1000/s).
+// A user who wants the CPU at 1000 writes/s may set scheduler.policy to 'lazy_wake';
+// handlers that block no longer hold their siblings back.
 //
 // Why not CAF's default (work stealing, 4 threads): after each job an idle worker
 // polls 100 times, then 500 times with a 50 µs sleep between polls (~25 ms), then
@@ -129,13 +164,13 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 //   sharing, 1 thread                         0 %          2.8 %  1047/13248     3.9           8.6 %  460/12586
 //   sharing, 2 threads                        0 %          2.4 %  1049/16585     5.3           9.8 %  633/14761
 // A stealing worker asleep looks for work only at its relaxed interval (a message sent
-// while its peer runs a slow handler could wait that long); sharing has no timed
-// wake-up at all (idle 0 %), which also keeps scheduler threads from
+// while its peer runs a slow handler could wait that long); sharing and lazy_wake have
+// no periodic wake-up at all (idle 0 %), which also keeps scheduler threads from
 // preempting the inference actor's model threads (README "Batched inference").
 // Two threads, not one: a second informer or a handler that computes still gets the
 // second core. ThreadSanitizer sees the hand-overs: libcaf_core is not instrumented,
 // but sharing (and JobQueue) hand jobs over under a mutex, which it sees
-// (scripts/tsan.supp covers the rest).
+// (scripts/tsan.supp covers the rest); lazy_wake's alarm thread takes the same mutex.
 void configure_scheduler(caf::actor_system_config& config) {
   config.set("scheduler.policy", caf::atom("sharing"));
   config.set("scheduler.max-threads", 2);
