@@ -12,7 +12,7 @@
 namespace kinformer::models {
 namespace {
 
-[[noreturn]] void fail(const std::string& path, const std::string& why) {
+[[noreturn]] void fail_weights(const std::string& path, const std::string& why) {
   throw ModelError("weights file '" + path + "': " + why);
 }
 
@@ -20,12 +20,12 @@ namespace {
 // floats and out-of-range numbers with an undefined cast.
 std::vector<int64_t> integer_array(const nlohmann::json& value, int64_t min, const std::string& path,
                                    const std::string& what) {
-  if (!value.is_array()) fail(path, what + " is not an array");
+  if (!value.is_array()) fail_weights(path, what + " is not an array");
   std::vector<int64_t> out;
   for (const auto& v : value) {
     bool fits = v.is_number_integer() && (v.is_number_unsigned() ? v.get<uint64_t>() <= INT64_MAX : true);
     if (!fits || v.get<int64_t>() < min)
-      fail(path, what + " holds " + v.dump() + ", not an integer >= " + std::to_string(min));
+      fail_weights(path, what + " holds " + v.dump() + ", not an integer >= " + std::to_string(min));
     out.push_back(v.get<int64_t>());
   }
   return out;
@@ -55,19 +55,19 @@ float half_to_float(uint16_t h) {
 
 std::map<std::string, SafeTensor> read_safetensors(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open");
+  if (!in) fail_weights(path, "cannot open");
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 8) fail(path, "truncated: shorter than the 8-byte header size");
+  if (bytes.size() < 8) fail_weights(path, "truncated: shorter than the 8-byte header size");
   uint64_t header_size = 0;
   for (int i = 0; i < 8; ++i) header_size |= static_cast<uint64_t>(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  if (header_size > bytes.size() - 8) fail(path, "truncated: header of " + std::to_string(header_size) + " bytes does not fit");
+  if (header_size > bytes.size() - 8) fail_weights(path, "truncated: header of " + std::to_string(header_size) + " bytes does not fit");
   nlohmann::json header;
   try {
     header = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header_size));
   } catch (const nlohmann::json::exception& e) {
-    fail(path, std::string("header is not valid JSON: ") + e.what());
+    fail_weights(path, std::string("header is not valid JSON: ") + e.what());
   }
-  if (!header.is_object()) fail(path, "header is not a JSON object");
+  if (!header.is_object()) fail_weights(path, "header is not a JSON object");
   const char* data = bytes.data() + 8 + header_size;
   const uint64_t data_size = bytes.size() - 8 - header_size;
   std::map<std::string, SafeTensor> out;
@@ -82,19 +82,19 @@ std::map<std::string, SafeTensor> read_safetensors(const std::string& path) {
       std::vector<uint64_t> offsets;
       for (auto o : integer_array(info.at("data_offsets"), 0, path, "tensor '" + name + "': data_offsets"))
         offsets.push_back(static_cast<uint64_t>(o));
-      if (offsets.size() != 2 || offsets[0] > offsets[1]) fail(path, "tensor '" + name + "': bad data_offsets");
+      if (offsets.size() != 2 || offsets[0] > offsets[1]) fail_weights(path, "tensor '" + name + "': bad data_offsets");
       size_t item = dtype_size(t.dtype);
-      if (item == 0) fail(path, "tensor '" + name + "': unsupported dtype " + t.dtype);
+      if (item == 0) fail_weights(path, "tensor '" + name + "': unsupported dtype " + t.dtype);
       uint64_t bytes_needed = 0;
       if (!checked_byte_size(t.shape, item, bytes_needed))
-        fail(path, "tensor '" + name + "': shape " + to_string(t.shape) +
+        fail_weights(path, "tensor '" + name + "': shape " + to_string(t.shape) +
                        " has a negative dimension or is too large");
       const uint64_t n = bytes_needed / item;
       if (offsets[1] - offsets[0] != bytes_needed)
-        fail(path, "tensor '" + name + "': " + std::to_string(offsets[1] - offsets[0]) + " bytes for shape " +
+        fail_weights(path, "tensor '" + name + "': " + std::to_string(offsets[1] - offsets[0]) + " bytes for shape " +
                        to_string(t.shape) + " of " + t.dtype);
       if (offsets[1] > data_size)
-        fail(path, "truncated: tensor '" + name + "' needs bytes [" + std::to_string(offsets[0]) + ", " +
+        fail_weights(path, "truncated: tensor '" + name + "' needs bytes [" + std::to_string(offsets[0]) + ", " +
                        std::to_string(offsets[1]) + ") of the data section, which has " + std::to_string(data_size));
       const char* src = data + offsets[0];
       if (t.dtype[0] == 'I') {
@@ -130,7 +130,7 @@ std::map<std::string, SafeTensor> read_safetensors(const std::string& path) {
         }
       }
     } catch (const nlohmann::json::exception& e) {
-      fail(path, "tensor '" + name + "': malformed header entry (" + e.what() + ")");
+      fail_weights(path, "tensor '" + name + "': malformed header entry (" + e.what() + ")");
     }
     out.emplace(name, std::move(t));
   }

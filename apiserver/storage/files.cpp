@@ -10,13 +10,9 @@
 
 namespace kinformer::apiserver::storage {
 
-namespace {
-
 Error io_error(const std::string& what, const std::string& path) {
   return Error{Errc::server_error, what + " " + path + ": " + std::strerror(errno)};
 }
-
-}  // namespace
 
 std::string directory_of(const std::string& path) {
   auto slash = path.rfind('/');

@@ -10,6 +10,7 @@
 //   * sync_directory(): makes created, renamed or removed names in `dir` durable.
 //   * read_file(): the whole file; the error names the path and errno text.
 //   * check_directory(): the directory exists, is a directory and is writable.
+//   * io_error(): the error every storage file operation reports, naming the path and errno.
 // Threading: plain functions. Errors: Result with Errc::server_error naming the path.
 #pragma once
 
@@ -24,6 +25,9 @@ namespace kinformer::apiserver::storage {
 std::string directory_of(const std::string& path);
 /// "name" of "dir/name".
 std::string base_name_of(const std::string& path);
+
+/// Errc::server_error "<what> <path>: <strerror(errno)>", for the call that just failed.
+Error io_error(const std::string& what, const std::string& path);
 
 Result<void> check_directory(const std::string& dir);
 Result<void> sync_directory(const std::string& dir);

@@ -27,10 +27,6 @@ namespace {
 
 constexpr const char* segment_infix = ".wal-";
 
-Error io_error(const std::string& what, const std::string& path) {
-  return Error{Errc::server_error, what + " " + path + ": " + std::strerror(errno)};
-}
-
 }  // namespace
 
 Persistence::Persistence(Store& store, ResourceRegistry& registry, PersistenceOptions options)

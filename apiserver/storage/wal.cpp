@@ -34,10 +34,6 @@ WriteAheadLog::~WriteAheadLog() { (void)close(); }
 
 namespace {
 
-Error io_error(const std::string& what, const std::string& path) {
-  return Error{Errc::server_error, what + " " + path + ": " + std::strerror(errno)};
-}
-
 bool out_of_space(int error) { return error == ENOSPC || error == EDQUOT; }
 
 constexpr auto disk_full_retry = std::chrono::seconds(1);

@@ -13,7 +13,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string realtime_ns() {
+std::string realtime_ns_text() {
   return std::to_string(std::chrono::duration_cast<std::chrono::nanoseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count());
@@ -87,7 +87,7 @@ double StampedWriter::update_at_rate(const std::string& namespace_, std::size_t 
   const auto* configmaps = server_.registry().find("", "v1", "configmaps");
   const auto stamp = [this](const nlohmann::json* current) -> apiserver::ApiResult<nlohmann::json> {
     nlohmann::json next = *current;
-    next["metadata"]["annotations"][stamp_key_] = realtime_ns();  // under the store's lock: the commit
+    next["metadata"]["annotations"][stamp_key_] = realtime_ns_text();  // under the store's lock: the commit
     return next;
   };
   const auto start = Clock::now();

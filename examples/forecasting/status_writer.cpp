@@ -33,7 +33,7 @@ using HopPromise =
     caf::typed_response_promise<actors::handled_atom, actors::RegistrationId, actors::HopReport>;
 using WriterActor = actors::HandlerActor::extend<caf::reacts_to<PatchOutcome>>;
 
-struct PendingBatch {
+struct WriteBatch {
   HopPromise promise;
   actors::RegistrationId registration = 0;
   std::size_t remaining = 0;
@@ -43,7 +43,7 @@ struct PendingBatch {
 
 struct WriterState {
   StatusWriterOptions options;
-  std::map<std::uint64_t, PendingBatch> batches;  // by batch number; one at a time in practice
+  std::map<std::uint64_t, WriteBatch> batches;  // by batch number; one at a time in practice
   std::uint64_t next_batch = 1;
 
   using Self = WriterActor::stateful_pointer<WriterState>;
@@ -51,7 +51,7 @@ struct WriterState {
   caf::result<actors::handled_atom, actors::RegistrationId, actors::HopReport> notify(
       Self self, actors::RegistrationId id, const actors::NotificationBatchPtr& notifications) {
     const std::uint64_t number = next_batch++;
-    PendingBatch& batch = batches[number];
+    WriteBatch& batch = batches[number];
     batch.registration = id;
     for (std::uint32_t i = 0; i < notifications->items.size(); ++i) {
       const auto& n = notifications->items[i];
@@ -99,7 +99,7 @@ struct WriterState {
   void finished(const PatchOutcome& outcome) {
     auto it = batches.find(outcome.batch);
     if (it == batches.end()) return;
-    PendingBatch& batch = it->second;
+    WriteBatch& batch = it->second;
     auto write = batch.writes.find(outcome.position);
     if (write == batch.writes.end()) return;
     if (outcome.ok) {

@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-HandlerFuncs logging(std::shared_ptr<EventLog> log) {
+HandlerFuncs logging_adds_and_updates(std::shared_ptr<EventLog> log) {
   HandlerFuncs f;
   f.on_add = [log](const ObjectPtr& o, bool initial) {
     log->add("add " + std::string(o->name()) + (initial ? " initial" : ""));
@@ -54,7 +54,7 @@ struct GateFixture : LiveFixture {
 TEST_CASE("a gated handler sees nothing until it leads, then the cache replayed and every change",
           "[leader_election][facade][actor]") {
   GateFixture f;
-  LeaderGatedHandler gate(*f.informer, logging(f.log));
+  LeaderGatedHandler gate(*f.informer, logging_adds_and_updates(f.log));
   f.source->add(pod("b", "0"));
   REQUIRE(eventually([&] { return f.informer->indexer().list().size() == 2; }, "b never reached the cache"));
   CHECK(f.log->size() == 0);
@@ -70,7 +70,7 @@ TEST_CASE("a gated handler sees nothing until it leads, then the cache replayed 
 TEST_CASE("a gated handler stops getting changes when leadership is lost",
           "[leader_election][facade][actor]") {
   GateFixture f;
-  LeaderGatedHandler gate(*f.informer, logging(f.log));
+  LeaderGatedHandler gate(*f.informer, logging_adds_and_updates(f.log));
   LeaderElectionConfig config;
   int started = 0, stopped = 0;
   config.on_started_leading = [&] { ++started; };
@@ -81,7 +81,7 @@ TEST_CASE("a gated handler stops getting changes when leadership is lost",
   CHECK(started == 1);
   REQUIRE(eventually([&] { return f.log->size() == 1; }, "the replay of a never arrived"));
   auto witness = std::make_shared<EventLog>();  // registered all along: shows what the Processor sent
-  REQUIRE(f.informer->add_handler(logging(witness)));
+  REQUIRE(f.informer->add_handler(logging_adds_and_updates(witness)));
   config.on_stopped_leading();
   CHECK_FALSE(gate.is_open());
   CHECK(stopped == 1);

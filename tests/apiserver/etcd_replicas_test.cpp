@@ -17,19 +17,12 @@
 #include "tests/support/etcd_process.hpp"
 #include "tests/support/eventually.hpp"
 #include "tests/support/widget_crd.hpp"
+#include "tests/support/objects.hpp"
 
 namespace kinformer::testing {
 namespace {
 
 using nlohmann::json;
-
-std::string configmap(const std::string& name) {
-  return json{
-      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}}
-      .dump();
-}
-
-const std::string configmaps = "/api/v1/namespaces/default/configmaps";
 
 TEST_CASE("Two API server processes on one etcd share objects and watches and survive a SIGKILL",
           "[apiserver][item-16][integration]") {
@@ -39,16 +32,16 @@ TEST_CASE("Two API server processes on one etcd share objects and watches and su
   EtcdReplica a(etcd.endpoint());
   EtcdReplica b(etcd.endpoint());
 
-  auto first = http_request(a.port, "POST", configmaps, configmap("first"));
+  auto first = http_request(a.port, "POST", configmaps_path, configmap_text("first"));
   REQUIRE(first.status == 201);
   const auto rv = json::parse(first.body)["metadata"]["resourceVersion"].get<std::string>();
-  auto on_b = http_request(b.port, "GET", configmaps + "/first");
+  auto on_b = http_request(b.port, "GET", configmaps_path + "/first");
   REQUIRE(on_b.status == 200);
   CHECK(json::parse(on_b.body)["metadata"]["resourceVersion"] == rv);
 
-  WatchStream watch(b.port, configmaps + "?watch=1&resourceVersion=" + rv);
+  WatchStream watch(b.port, configmaps_path + "?watch=1&resourceVersion=" + rv);
   REQUIRE(watch.status() == 200);
-  REQUIRE(http_request(a.port, "POST", configmaps, configmap("second")).status == 201);
+  REQUIRE(http_request(a.port, "POST", configmaps_path, configmap_text("second")).status == 201);
   auto line = watch.next_line(std::chrono::seconds(10));
   REQUIRE(line);
   auto event = json::parse(*line);
@@ -59,12 +52,12 @@ TEST_CASE("Two API server processes on one etcd share objects and watches and su
   std::vector<std::string> acknowledged;
   for (int i = 0; i < 20; ++i) {
     auto name = "acked-" + std::to_string(i);
-    if (http_request(a.port, "POST", configmaps, configmap(name)).status == 201) acknowledged.push_back(name);
+    if (http_request(a.port, "POST", configmaps_path, configmap_text(name)).status == 201) acknowledged.push_back(name);
   }
   ::kill(a.process.pid(), SIGKILL);
   CHECK(a.process.wait_exit(std::chrono::seconds(10)) == 128 + SIGKILL);
   REQUIRE(acknowledged.size() == 20);
-  auto list = http_request(b.port, "GET", configmaps);
+  auto list = http_request(b.port, "GET", configmaps_path);
   REQUIRE(list.status == 200);
   std::vector<std::string> listed;
   const auto items = json::parse(list.body)["items"];
@@ -75,7 +68,7 @@ TEST_CASE("Two API server processes on one etcd share objects and watches and su
     REQUIRE(next);
     if (json::parse(*next)["object"]["metadata"]["name"].get<std::string>().rfind("acked-", 0) == 0) ++seen;
   }
-  CHECK(http_request(b.port, "POST", configmaps, configmap("after-the-kill")).status == 201);
+  CHECK(http_request(b.port, "POST", configmaps_path, configmap_text("after-the-kill")).status == 201);
 }
 
 TEST_CASE("An API server on etcd answers 503 or 504 while etcd is away and resumes when it returns",
@@ -84,14 +77,14 @@ TEST_CASE("An API server on etcd answers 503 or 504 while etcd is away and resum
   EtcdProcess etcd;
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
   EtcdReplica server(etcd.endpoint());
-  auto kept = http_request(server.port, "POST", configmaps, configmap("kept"));
+  auto kept = http_request(server.port, "POST", configmaps_path, configmap_text("kept"));
   REQUIRE(kept.status == 201);
   const auto rv = json::parse(kept.body)["metadata"]["resourceVersion"].get<std::string>();
-  WatchStream watch(server.port, configmaps + "?watch=1&resourceVersion=" + rv);
+  WatchStream watch(server.port, configmaps_path + "?watch=1&resourceVersion=" + rv);
   REQUIRE(watch.status() == 200);
 
   etcd.stop();
-  auto refused = http_request(server.port, "POST", configmaps, configmap("refused"));
+  auto refused = http_request(server.port, "POST", configmaps_path, configmap_text("refused"));
   CHECK((refused.status == 503 || refused.status == 504));
   auto status = json::parse(refused.body, nullptr, false);
   REQUIRE(status.is_object());
@@ -106,9 +99,9 @@ TEST_CASE("An API server on etcd answers 503 or 504 while etcd is away and resum
   CHECK(event["object"]["code"] == 410);
 
   REQUIRE(etcd.start());
-  eventually([&] { return http_request(server.port, "POST", configmaps, configmap("back")).status == 201; },
+  eventually([&] { return http_request(server.port, "POST", configmaps_path, configmap_text("back")).status == 201; },
              "creates to succeed again once etcd is back");
-  auto read = http_request(server.port, "GET", configmaps + "/kept");
+  auto read = http_request(server.port, "GET", configmaps_path + "/kept");
   REQUIRE(read.status == 200);
   CHECK(json::parse(read.body)["metadata"]["resourceVersion"] == rv);
 }
@@ -119,10 +112,10 @@ TEST_CASE("An idle watch on etcd bookmarks at etcd's progress, past writes it do
   EtcdProcess etcd;
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
   EtcdReplica server(etcd.endpoint(), {"--bookmark-interval", "1"});
-  auto kept = http_request(server.port, "POST", configmaps, configmap("kept"));
+  auto kept = http_request(server.port, "POST", configmaps_path, configmap_text("kept"));
   REQUIRE(kept.status == 201);
   const auto rv = json::parse(kept.body)["metadata"]["resourceVersion"].get<std::string>();
-  WatchStream watch(server.port, configmaps + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
+  WatchStream watch(server.port, configmaps_path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
   REQUIRE(watch.status() == 200);
   // A write outside the server's prefix: only etcd's progress notifications tell the server of it.
   auto put = http_request(etcd.client_port(), "POST", "/v3/kv/put",

@@ -16,6 +16,7 @@
 #include "tests/support/eventually.hpp"
 #include "tests/support/metrics_text.hpp"
 #include "tests/support/widget_crd.hpp"
+#include "tests/support/objects.hpp"
 
 namespace kinformer::testing {
 namespace {
@@ -41,11 +42,6 @@ apiserver::ServerOptions on_etcd(const EtcdProcess& etcd) {
   return options;
 }
 
-std::string configmap(const std::string& name) {
-  return json{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}}
-      .dump();
-}
-
 std::string secret(const std::string& name) {
   return json{{"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", name}}}, {"data", {{"k", "dg=="}}}}
       .dump();
@@ -67,7 +63,7 @@ TEST_CASE("An API server on etcd has one etcd watch per served type however many
   eventually([&] { return etcd_watchers(etcd) == types; }, "etcd to count one watcher per served type");
 
   // 40 clients on two types, each shown live by the event of a create.
-  auto first = server.request("POST", configmaps, configmap("first"));
+  auto first = server.request("POST", configmaps, configmap_text("first"));
   REQUIRE(first.status == 201);
   const auto rv = rv_of(first);
   std::vector<std::unique_ptr<WatchStream>> watches;
@@ -76,7 +72,7 @@ TEST_CASE("An API server on etcd has one etcd watch per served type however many
       watches.push_back(std::make_unique<WatchStream>(server.port(), *path + "?watch=1&resourceVersion=" + rv));
       REQUIRE(watches.back()->status() == 200);
     }
-  REQUIRE(server.request("POST", configmaps, configmap("second")).status == 201);
+  REQUIRE(server.request("POST", configmaps, configmap_text("second")).status == 201);
   REQUIRE(server.request("POST", secrets, secret("s")).status == 201);
   for (auto& watch : watches) {
     auto line = watch->next_line(std::chrono::seconds(10));
@@ -102,10 +98,10 @@ TEST_CASE("On etcd a busy type does not push an idle type's events out of the wa
   auto options = on_etcd(etcd);
   options.watch_history = 5;
   TestServer server(options);
-  auto quiet = server.request("POST", configmaps, configmap("quiet"));
+  auto quiet = server.request("POST", configmaps, configmap_text("quiet"));
   REQUIRE(quiet.status == 201);
   for (int i = 0; i < 20; ++i) REQUIRE(server.request("POST", secrets, secret("s" + std::to_string(i))).status == 201);
-  auto next = server.request("POST", configmaps, configmap("next"));
+  auto next = server.request("POST", configmaps, configmap_text("next"));
   REQUIRE(next.status == 201);
 
   // 21 writes after `quiet`, 2 of them configmaps: within the configmaps' window of 5.
@@ -135,7 +131,7 @@ TEST_CASE("On etcd an idle type's watcher bookmarks as other types change",
   REQUIRE(idle.status == 201);
   WatchStream watch(server.port(), secrets + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv_of(idle));
   REQUIRE(watch.status() == 200);
-  auto busy = server.request("POST", configmaps, configmap("busy"));
+  auto busy = server.request("POST", configmaps, configmap_text("busy"));
   REQUIRE(busy.status == 201);
   const auto target = std::stoull(rv_of(busy));
   const auto problem = watch.bookmark_past(target);
@@ -182,7 +178,7 @@ TEST_CASE("On etcd the watchers of every type get 410 once etcd is away longer t
   EtcdProcess etcd;
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
   TestServer server(on_etcd(etcd));
-  auto kept = server.request("POST", configmaps, configmap("kept"));
+  auto kept = server.request("POST", configmaps, configmap_text("kept"));
   REQUIRE(kept.status == 201);
   std::vector<std::unique_ptr<WatchStream>> watches;
   for (const auto* path : {&configmaps, &secrets}) {
@@ -204,7 +200,7 @@ TEST_CASE("On etcd the watchers of every type get 410 once etcd is away longer t
   REQUIRE(relisted.status == 200);
   WatchStream again(server.port(), configmaps + "?watch=1&resourceVersion=" + rv_of(relisted));
   REQUIRE(again.status() == 200);
-  REQUIRE(server.request("POST", configmaps, configmap("later")).status == 201);
+  REQUIRE(server.request("POST", configmaps, configmap_text("later")).status == 201);
   auto line = again.next_line(std::chrono::seconds(10));
   REQUIRE(line);
   CHECK(json::parse(*line)["object"]["metadata"]["name"] == "later");

@@ -19,8 +19,10 @@
 #include "apiserver/request_params.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/apiserver/tls_client.hpp"
+#include "tests/support/objects.hpp"
 
 using kinformer::testing::TestServer;
+using kinformer::testing::send_all;
 using kinformer::testing::WatchStream;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -28,7 +30,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-const std::string configmaps = "/api/v1/namespaces/default/configmaps";
+using kinformer::testing::configmaps_path;
 
 bool still_serving(TestServer& t) { return t.request("GET", "/healthz", "", "", {}).status == 200; }
 
@@ -44,10 +46,6 @@ bool closed_by_server(int fd, std::chrono::milliseconds timeout) {
     if (n <= 0) return true;
   }
   return false;
-}
-
-bool send_text(int fd, const std::string& text) {
-  return ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
 }
 
 // Reads until `needle` shows up or the deadline passes.
@@ -79,10 +77,7 @@ std::size_t rss_bytes() {
   return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
 }
 
-json configmap(const std::string& name, const std::string& value = "v") {
-  return {
-      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", value}}}};
-}
+using kinformer::testing::configmap_object;
 
 }  // namespace
 
@@ -92,12 +87,12 @@ TEST_CASE("a YAML alias cycle is refused with a client error instead of recursin
           "[apiserver][item-11][integration]") {
   TestServer t;
   const std::string cycle = "apiVersion: v1\nkind: ConfigMap\nmetadata: &x\n  name: cyc\n  self: *x\n";
-  auto created = t.request("POST", configmaps, cycle, "application/yaml");
+  auto created = t.request("POST", configmaps_path, cycle, "application/yaml");
   CHECK(created.status >= 400);
   CHECK(created.status < 500);
   t.create_configmap("applied");
   auto applied =
-      t.request("PATCH", configmaps + "/applied?fieldManager=m", cycle, "application/apply-patch+yaml");
+      t.request("PATCH", configmaps_path + "/applied?fieldManager=m", cycle, "application/apply-patch+yaml");
   CHECK(applied.status >= 400);
   CHECK(applied.status < 500);
   CHECK(still_serving(t));
@@ -118,7 +113,7 @@ TEST_CASE("a YAML billion-laughs bomb is refused within the object budget",
   }
   REQUIRE(bomb.size() < 1024);
   auto before = rss_bytes();
-  auto reply = t.request("POST", configmaps, bomb, "application/yaml", {});
+  auto reply = t.request("POST", configmaps_path, bomb, "application/yaml", {});
   CHECK(reply.status == 413);
   CHECK(rss_bytes() < before + 200 * 1024 * 1024);
   CHECK(still_serving(t));
@@ -131,15 +126,15 @@ TEST_CASE("JSON Patch copy-doubling stops at the object size budget", "[apiserve
       json::array({{{"op", "add"}, {"path", "/spec"}, {"value", json::array({std::string(1000, 'x')})}}});
   for (int i = 0; i < 25; ++i) ops.push_back({{"op", "copy"}, {"from", "/spec"}, {"path", "/spec/-"}});
   auto started = Clock::now();
-  auto reply = t.request("PATCH", configmaps + "/doubling", ops.dump(), "application/json-patch+json");
+  auto reply = t.request("PATCH", configmaps_path + "/doubling", ops.dump(), "application/json-patch+json");
   CHECK(reply.status == 413);
   CHECK(Clock::now() - started < 5s);
   auto too_many = json::array();
   for (int i = 0; i < 10001; ++i)
     too_many.push_back({{"op", "test"}, {"path", "/metadata/name"}, {"value", "doubling"}});
-  CHECK(t.request("PATCH", configmaps + "/doubling", too_many.dump(), "application/json-patch+json").status ==
+  CHECK(t.request("PATCH", configmaps_path + "/doubling", too_many.dump(), "application/json-patch+json").status ==
         422);
-  CHECK(TestServer::json_of(t.request("GET", configmaps + "/doubling")).count("spec") == 0);
+  CHECK(TestServer::json_of(t.request("GET", configmaps_path + "/doubling")).count("spec") == 0);
 }
 
 TEST_CASE("JSON Patch ops cannot build an object deeper than the depth budget",
@@ -152,14 +147,14 @@ TEST_CASE("JSON Patch ops cannot build an object deeper than the depth budget",
   for (int i = 0; i < 199; ++i) deep_path += "/a";
   json ops = json::array({{{"op", "add"}, {"path", "/spec"}, {"value", nested}},
                           {{"op", "add"}, {"path", deep_path}, {"value", nested}}});
-  auto reply = t.request("PATCH", configmaps + "/deep", ops.dump(), "application/json-patch+json");
+  auto reply = t.request("PATCH", configmaps_path + "/deep", ops.dump(), "application/json-patch+json");
   CHECK(reply.status == 422);
   // copying the whole object into itself deepens it by one level per op
   json self_copies = json::array();
   for (int i = 0; i < 300; ++i) self_copies.push_back({{"op", "copy"}, {"from", ""}, {"path", "/x"}});
-  CHECK(t.request("PATCH", configmaps + "/deep", self_copies.dump(), "application/json-patch+json").status >=
+  CHECK(t.request("PATCH", configmaps_path + "/deep", self_copies.dump(), "application/json-patch+json").status >=
         413);
-  CHECK(TestServer::json_of(t.request("GET", configmaps + "/deep")).count("spec") == 0);
+  CHECK(TestServer::json_of(t.request("GET", configmaps_path + "/deep")).count("spec") == 0);
   CHECK(still_serving(t));
 }
 
@@ -230,10 +225,10 @@ TEST_CASE("a slowloris header and an idle connection are closed at their deadlin
     int fd = kinformer::testing::connect_loopback(t.port());
     REQUIRE(fd >= 0);
     auto started = Clock::now();
-    REQUIRE(send_text(fd, "GET /healthz HTTP/1.1\r\n"));
+    REQUIRE(send_all(fd, "GET /healthz HTTP/1.1\r\n"));
     bool closed = false;
     for (int i = 0; i < 60 && !closed; ++i) {  // up to ~6 s of trickling; the deadline is 1 s
-      closed = !send_text(fd, "X") || closed_by_server(fd, 100ms);
+      closed = !send_all(fd, "X") || closed_by_server(fd, 100ms);
     }
     CHECK(closed);
     CHECK(Clock::now() - started < 5s);  // generous: the machine running the suite may be loaded
@@ -250,7 +245,7 @@ TEST_CASE("a slowloris header and an idle connection are closed at their deadlin
     REQUIRE(fd >= 0);
     for (int i = 0; i < 3; ++i) {
       std::this_thread::sleep_for(700ms);
-      REQUIRE(send_text(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+      REQUIRE(send_all(fd, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
       CHECK(read_until(fd, "\r\n\r\nok", 2s).find("200 OK") != std::string::npos);
     }
     ::close(fd);
@@ -265,12 +260,12 @@ TEST_CASE("the watch history is bounded by bytes as well as by events", "[apiser
   TestServer t(options);
   auto& store = t.server().store();
   const auto& type = *t.server().registry().find("", "v1", "configmaps");
-  REQUIRE(store.create(type, "default", configmap("big"), false));
+  REQUIRE(store.create(type, "default", configmap_object("big"), false));
   for (int i = 0; i < 100; ++i) {
     auto value = std::string(512 * 1024, static_cast<char>('a' + i % 26));
     auto written = store.write(
         type, "default", "big",
-        [&](const json*) -> kinformer::apiserver::ApiResult<json> { return configmap("big", value); }, false,
+        [&](const json*) -> kinformer::apiserver::ApiResult<json> { return configmap_object("big", value); }, false,
         false);
     REQUIRE(written);
   }
@@ -288,14 +283,14 @@ TEST_CASE("clients that do not read a large list share one snapshot and are drop
   const auto& type = *t.server().registry().find("", "v1", "configmaps");
   for (int i = 0; i < 400; ++i)
     REQUIRE(
-        store.create(type, "default", configmap("cm-" + std::to_string(i), std::string(30000, 'x')), false));
+        store.create(type, "default", configmap_object("cm-" + std::to_string(i), std::string(30000, 'x')), false));
   // ~12 MB of list; 20 clients that send the request and never read
   auto before = rss_bytes();
   std::vector<int> clients;
   for (int i = 0; i < 20; ++i) {
     int fd = kinformer::testing::connect_loopback(t.port(), 4096);
     REQUIRE(fd >= 0);
-    REQUIRE(send_text(fd, "GET " + configmaps + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    REQUIRE(send_all(fd, "GET " + configmaps_path + " HTTP/1.1\r\nHost: x\r\n\r\n"));
     clients.push_back(fd);
   }
   std::this_thread::sleep_for(500ms);
@@ -308,7 +303,7 @@ TEST_CASE("clients that do not read a large list share one snapshot and are drop
     ::close(fd);
   }
   // and a client that reads gets the whole list
-  auto list = t.request("GET", configmaps);
+  auto list = t.request("GET", configmaps_path);
   REQUIRE(list.status == 200);
   CHECK(TestServer::json_of(list)["items"].size() == 400);
 }
@@ -319,7 +314,7 @@ TEST_CASE("paging through a list with writes between pages costs the page and no
   auto& store = t.server().store();
   const auto& type = *t.server().registry().find("", "v1", "configmaps");
   for (int i = 0; i < 20000; ++i)
-    REQUIRE(store.create(type, "default", configmap("cm-" + std::to_string(i)), false));
+    REQUIRE(store.create(type, "default", configmap_object("cm-" + std::to_string(i)), false));
   auto full_list = Clock::duration::max();
   for (int i = 0; i < 5; ++i) {
     auto started = Clock::now();
@@ -335,7 +330,7 @@ TEST_CASE("paging through a list with writes between pages costs the page and no
   q.remaining_hint = first->remaining;  // as the continue token carries it
   auto started = Clock::now();
   for (int page = 0; page < 200; ++page) {
-    REQUIRE(store.create(type, "default", configmap("between-" + std::to_string(page)), false));
+    REQUIRE(store.create(type, "default", configmap_object("between-" + std::to_string(page)), false));
     auto next = store.list(type, q);
     REQUIRE(next);
     REQUIRE(next->items.size() == 10);
@@ -359,43 +354,43 @@ TEST_CASE("bad client input is 400 or 422 and never 500", "[apiserver][item-11][
     return r.status >= 400 && r.status < 500;
   };
   SECTION("invalid UTF-8") {
-    CHECK(t.request("POST", configmaps, "{\"metadata\":{\"name\":\"u\"},\"data\":{\"k\":\"\xff\xfe\"}}")
+    CHECK(t.request("POST", configmaps_path, "{\"metadata\":{\"name\":\"u\"},\"data\":{\"k\":\"\xff\xfe\"}}")
               .status == 400);
-    CHECK(t.request("POST", configmaps, "metadata:\n  name: u\ndata:\n  k: \"\xff\"\n", "application/yaml")
+    CHECK(t.request("POST", configmaps_path, "metadata:\n  name: u\ndata:\n  k: \"\xff\"\n", "application/yaml")
               .status == 400);
-    CHECK(t.request("GET", configmaps + "/%ff").status == 404);
+    CHECK(t.request("GET", configmaps_path + "/%ff").status == 404);
   }
   SECTION("numbers out of range") {
-    CHECK(t.request("POST", configmaps, R"({"metadata":{"name":"n"},"spec":1e400})").status == 400);
+    CHECK(t.request("POST", configmaps_path, R"({"metadata":{"name":"n"},"spec":1e400})").status == 400);
     CHECK(client_error(
-        t.request("PATCH", configmaps + "/target", R"({"spec":-1e400})", "application/merge-patch+json")));
+        t.request("PATCH", configmaps_path + "/target", R"({"spec":-1e400})", "application/merge-patch+json")));
   }
   SECTION("a $patch directive that is not a string") {
-    CHECK(t.request("PATCH", configmaps + "/target", R"({"metadata":{"$patch":5}})",
+    CHECK(t.request("PATCH", configmaps_path + "/target", R"({"metadata":{"$patch":5}})",
                     "application/strategic-merge-patch+json")
               .status == 400);
-    CHECK(t.request("PATCH", configmaps + "/target", R"({"spec":{"containers":[{"name":"a","$patch":1}]}})",
+    CHECK(t.request("PATCH", configmaps_path + "/target", R"({"spec":{"containers":[{"name":"a","$patch":1}]}})",
                     "application/strategic-merge-patch+json")
               .status == 400);
   }
   SECTION("a continue token from the future") {
     auto token =
         kinformer::apiserver::encode_continue(t.server().store().revision() + 1000, "default/target");
-    CHECK(t.request("GET", configmaps + "?limit=1&continue=" + token).status == 400);
+    CHECK(t.request("GET", configmaps_path + "?limit=1&continue=" + token).status == 400);
   }
   SECTION("a JSON Patch add under a string") {
-    auto reply = t.request("PATCH", configmaps + "/target",
+    auto reply = t.request("PATCH", configmaps_path + "/target",
                            R"([{"op":"add","path":"/data/k/x","value":"y"}])", "application/json-patch+json");
     CHECK(reply.status == 422);
-    CHECK(t.request("PATCH", configmaps + "/target", R"([{"op":"remove","path":"/data/none"}])",
+    CHECK(t.request("PATCH", configmaps_path + "/target", R"([{"op":"remove","path":"/data/none"}])",
                     "application/json-patch+json")
               .status == 422);
-    CHECK(t.request("PATCH", configmaps + "/target",
+    CHECK(t.request("PATCH", configmaps_path + "/target",
                     R"([{"op":"add","path":"/metadata/labels","value":{"a":"b"}}])",
                     "application/json-patch+json")
               .status == 200);
   }
-  CHECK(TestServer::json_of(t.request("GET", configmaps + "/target"))["data"]["k"] == "v");
+  CHECK(TestServer::json_of(t.request("GET", configmaps_path + "/target"))["data"]["k"] == "v");
 }
 
 TEST_CASE("a watch from a future resourceVersion waits about 3 s and then answers Too large resource version",
@@ -403,7 +398,7 @@ TEST_CASE("a watch from a future resourceVersion waits about 3 s and then answer
   TestServer t;
   auto future = std::to_string(t.server().store().revision() + 1000);
   auto started = Clock::now();
-  WatchStream w(t.port(), configmaps + "?watch=true&resourceVersion=" + future, {}, 10s);
+  WatchStream w(t.port(), configmaps_path + "?watch=true&resourceVersion=" + future, {}, 10s);
   auto waited = Clock::now() - started;
   CHECK(w.status() == 504);
   CHECK(waited >= 2500ms);
@@ -416,7 +411,7 @@ TEST_CASE("a watch from a future resourceVersion waits about 3 s and then answer
       std::this_thread::sleep_for(500ms);
       t.create_configmap("arrives");
     });
-    WatchStream soon(t.port(), configmaps + "?watch=true&resourceVersion=" + next, {}, 10s);
+    WatchStream soon(t.port(), configmaps_path + "?watch=true&resourceVersion=" + next, {}, 10s);
     writer.join();
     CHECK(soon.status() == 200);
   }
@@ -428,7 +423,7 @@ TEST_CASE("a huge timeoutSeconds keeps the watch open instead of overflowing",
   // 10^10 s fits the int64 seconds, but 10^19 ns does not: unclamped, the deadline wraps to
   // about 268 years in the past and the watch ends at once. (A value past INT64_MAX seconds,
   // such as 9999999999999999999, wraps twice, to +142 years, and never showed the bug.)
-  WatchStream w(t.port(), configmaps + "?watch=true&timeoutSeconds=10000000000");
+  WatchStream w(t.port(), configmaps_path + "?watch=true&timeoutSeconds=10000000000");
   REQUIRE(w.status() == 200);
   t.create_configmap("seen");
   auto line = w.next_line(5s);
@@ -454,14 +449,14 @@ TEST_CASE("label keys and values are validated as Kubernetes does", "[apiserver]
   auto with_labels = [](const std::string& name, const json& labels) {
     return json{{"metadata", {{"name", name}, {"labels", labels}}}}.dump();
   };
-  CHECK(t.request("POST", configmaps, with_labels("a", {{"bad key", "v"}})).status == 422);
-  CHECK(t.request("POST", configmaps, with_labels("b", {{"k", std::string(64, 'v')}})).status == 422);
-  CHECK(t.request("POST", configmaps, with_labels("c", {{"k", "-v"}})).status == 422);
-  CHECK(t.request("POST", configmaps, with_labels("d", {{"Example.COM/k", "v"}})).status == 422);
-  CHECK(t.request("POST", configmaps,
+  CHECK(t.request("POST", configmaps_path, with_labels("a", {{"bad key", "v"}})).status == 422);
+  CHECK(t.request("POST", configmaps_path, with_labels("b", {{"k", std::string(64, 'v')}})).status == 422);
+  CHECK(t.request("POST", configmaps_path, with_labels("c", {{"k", "-v"}})).status == 422);
+  CHECK(t.request("POST", configmaps_path, with_labels("d", {{"Example.COM/k", "v"}})).status == 422);
+  CHECK(t.request("POST", configmaps_path,
                   with_labels("e", {{"example.com/app.kubernetes_io-x", "v.1_a-b"}, {"empty", ""}}))
             .status == 201);
-  CHECK(t.request("PATCH", configmaps + "/e", R"({"metadata":{"labels":{"x":"not valid"}}})",
+  CHECK(t.request("PATCH", configmaps_path + "/e", R"({"metadata":{"labels":{"x":"not valid"}}})",
                   "application/merge-patch+json")
             .status == 422);
 }
@@ -488,12 +483,12 @@ TEST_CASE("Expect 100-continue is answered before the body is sent", "[apiserver
   int fd = kinformer::testing::connect_loopback(t.port());
   REQUIRE(fd >= 0);
   std::string body = R"({"metadata":{"name":"expected"}})";
-  REQUIRE(send_text(fd, "POST " + configmaps +
+  REQUIRE(send_all(fd, "POST " + configmaps_path +
                             " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                             "Expect: 100-continue\r\nContent-Length: " +
                             std::to_string(body.size()) + "\r\n\r\n"));
   CHECK(read_until(fd, "\r\n\r\n", 2s).rfind("HTTP/1.1 100 Continue", 0) == 0);
-  REQUIRE(send_text(fd, body));
+  REQUIRE(send_all(fd, body));
   CHECK(read_until(fd, "\r\n\r\n", 5s).rfind("HTTP/1.1 201", 0) == 0);
   ::close(fd);
 }

@@ -18,8 +18,10 @@
 #include "runtime/sanitizers.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/apiserver/tls_client.hpp"
+#include "tests/support/objects.hpp"
 
 using kinformer::testing::TestServer;
+using kinformer::testing::send_all;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
@@ -30,10 +32,6 @@ namespace {
 std::string trailer_bomb(std::size_t field_bytes = 70000) {
   return "GET /version HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX: " +
          std::string(field_bytes, 't') + "\r\n\r\n";
-}
-
-bool send_text(int fd, const std::string& text) {
-  return ::send(fd, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size());
 }
 
 // What the server sends until it closes the connection or `timeout` passes; `closed`
@@ -79,7 +77,7 @@ int connect_from(const char* source, std::uint16_t port) {
 int get_from(const char* source, std::uint16_t port, const std::string& target) {
   int fd = connect_from(source, port);
   if (fd < 0) return 0;
-  send_text(fd, "GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  send_all(fd, "GET " + target + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   bool closed = false;
   auto reply = read_to_close(fd, 5s, closed);
   ::close(fd);
@@ -103,7 +101,7 @@ TEST_CASE("a chunked trailer over 64 KiB is refused and the API server keeps ser
   for (std::size_t field : {70000u, 65533u, 1000000u}) {
     int fd = kinformer::testing::connect_loopback(t.port());
     REQUIRE(fd >= 0);
-    send_text(fd, trailer_bomb(field));
+    send_all(fd, trailer_bomb(field));
     bool closed = false;
     auto reply = read_to_close(fd, 5s, closed);
     ::close(fd);
@@ -138,7 +136,7 @@ TEST_CASE("a chunked trailer over 8 KiB on the metrics port is refused and it ke
   REQUIRE(port);
   int fd = kinformer::testing::connect_loopback(*port);
   REQUIRE(fd >= 0);
-  send_text(fd, trailer_bomb());
+  send_all(fd, trailer_bomb());
   bool closed = false;
   auto reply = read_to_close(fd, 5s, closed);
   ::close(fd);
@@ -155,7 +153,7 @@ TEST_CASE("a Transfer-Encoding other than chunked is 501 and closes the connecti
   for (const char* coding : {"gzip, chunked", "identity", "chunked, gzip"}) {
     int fd = kinformer::testing::connect_loopback(t.port());
     REQUIRE(fd >= 0);
-    send_text(fd, std::string("POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+    send_all(fd, std::string("POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
                               "Content-Type: application/json\r\nTransfer-Encoding: ") +
                       coding + "\r\n\r\n5\r\n{\"a\":\r\n0\r\n\r\n");
     bool closed = false;
@@ -171,7 +169,7 @@ TEST_CASE("a Transfer-Encoding other than chunked is 501 and closes the connecti
     std::string body = R"({"metadata":{"name":"chunked"}})";
     char size[16];
     std::snprintf(size, sizeof size, "%zx", body.size());
-    send_text(fd, std::string("POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
+    send_all(fd, std::string("POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\n"
                               "Content-Type: application/json\r\nTransfer-Encoding: Chunked\r\n"
                               "Connection: close\r\n\r\n") +
                       size + "\r\n" + body + "\r\n0\r\n\r\n");
@@ -209,7 +207,7 @@ TEST_CASE("connections holding a partial header or body or a stalled handshake m
       int fd = kinformer::testing::connect_loopback(t.port());
       REQUIRE(fd >= 0);
       attackers.fds.push_back(fd);
-      send_text(fd, partial);
+      send_all(fd, partial);
     }
     int served = 0;
     for (int i = 0; i < 4; ++i)
@@ -235,7 +233,7 @@ TEST_CASE("one client at its per-client cap makes room among its own connections
     int fd = connect_from("127.0.0.2", t.port());
     REQUIRE(fd >= 0);
     flood.fds.push_back(fd);
-    send_text(fd, "GET /version HTTP/1.1\r\nHo");
+    send_all(fd, "GET /version HTTP/1.1\r\nHo");
   }
   bool closed = false;
   read_to_close(flood.fds.front(), 3s, closed);
@@ -271,7 +269,7 @@ TEST_CASE("the metrics port caps its connections and keeps serving beyond the ca
 
 namespace {
 
-const std::string configmaps = "/api/v1/namespaces/default/configmaps";
+using kinformer::testing::configmaps_path;
 
 // Starts a watch from `source` and returns its response header; the socket stays open
 // (and unread) in `keep`.
@@ -279,7 +277,7 @@ std::string open_watch(const char* source, std::uint16_t port, const std::string
   int fd = connect_from(source, port);
   if (fd < 0) return "";
   keep.fds.push_back(fd);
-  send_text(fd, "GET " + configmaps + "?watch=true" + query + " HTTP/1.1\r\nHost: x\r\n\r\n");
+  send_all(fd, "GET " + configmaps_path + "?watch=true" + query + " HTTP/1.1\r\nHost: x\r\n\r\n");
   std::string got;
   auto deadline = Clock::now() + 5s;
   char buffer[4096];
@@ -337,7 +335,7 @@ TEST_CASE("a GET stays fast while 200 full-state watches are asked for and never
   const std::string data(300, 'd');
   for (int i = 0; i < 3000; ++i)
     REQUIRE(t.server()
-                .call("POST", configmaps,
+                .call("POST", configmaps_path,
                       R"({"metadata":{"name":"cm-)" + std::to_string(i) + R"("},"data":{"k":")" + data + R"("}})")
                 .status == 201);
   Sockets watchers;
@@ -345,13 +343,13 @@ TEST_CASE("a GET stays fast while 200 full-state watches are asked for and never
     int fd = kinformer::testing::connect_loopback(t.port(), 4096);
     REQUIRE(fd >= 0);
     watchers.fds.push_back(fd);
-    send_text(fd, "GET " + configmaps + "?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+    send_all(fd, "GET " + configmaps_path + "?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n");
   }
   // Measured while the server works through the watches just asked for.
   double slowest = 0;
   for (int i = 0; i < 10; ++i) {
     auto started = Clock::now();
-    auto reply = t.request("GET", configmaps + "/cm-7");
+    auto reply = t.request("GET", configmaps_path + "/cm-7");
     slowest = std::max(slowest, std::chrono::duration<double>(Clock::now() - started).count());
     CHECK(reply.status == 200);
   }

@@ -10,7 +10,7 @@ using nlohmann::json;
 
 namespace {
 
-const json widget = json::parse(R"({
+const json sample_widget = json::parse(R"({
   "metadata": {"name": "w", "labels": {"app.kubernetes.io/name": "shop"}},
   "spec": {"replicas": 3, "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}]},
   "status": {"conditions": [{"type": "Synced", "status": "False"}, {"type": "Ready", "status": "True"}]}
@@ -22,7 +22,7 @@ json found(const std::string& path) {
   INFO(path << ": " << (parsed ? "" : parsed.error().message));
   REQUIRE(parsed);
   json out = json::array();
-  for (const json* v : parsed->find(widget)) out.push_back(*v);
+  for (const json* v : parsed->find(sample_widget)) out.push_back(*v);
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "runtime/sanitizers.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/support/widget_crd.hpp"
+#include "tests/support/objects.hpp"
 
 using kinformer::testing::TestServer;
 using nlohmann::json;
@@ -41,8 +42,8 @@ struct Timed {
   double seconds;
 };
 
-const std::string configmaps = "/api/v1/namespaces/default/configmaps";
-const std::string pods = "/api/v1/namespaces/default/pods";
+using kinformer::testing::configmaps_path;
+using kinformer::testing::pods_path;
 const std::string crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const std::string widgets = "/apis/example.com/v1/namespaces/default/widgets";
 
@@ -130,13 +131,13 @@ TEST_CASE("issue 33: JSON Patch move back and forth on a 100k-key ConfigMap move
   json data = json::object();
   for (int i = 0; i < 100000; ++i) data["key" + std::to_string(i)] = "v";
   json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "big"}}}, {"data", data}};
-  REQUIRE(t.request("POST", configmaps, cm.dump()).status == 201);
+  REQUIRE(t.request("POST", configmaps_path, cm.dump()).status == 201);
   json ops = json::array();
   for (int i = 0; i < 100; ++i) {
     ops.push_back({{"op", "move"}, {"from", "/data"}, {"path", "/x"}});
     ops.push_back({{"op", "move"}, {"from", "/x"}, {"path", "/data"}});
   }
-  auto answer = timed(t, "PATCH", configmaps + "/big", ops.dump(), "application/json-patch+json");
+  auto answer = timed(t, "PATCH", configmaps_path + "/big", ops.dump(), "application/json-patch+json");
   INFO("200 ops answered after " << answer.seconds << " s");
   REQUIRE(answer.reply.status == 200);
   CHECK(answer.seconds < 3 * asan_slowdown);
@@ -150,11 +151,11 @@ TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed list
   kinformer::apiserver::ServerOptions options;
   options.limits.work = {std::chrono::milliseconds(100 * asan_slowdown), std::chrono::nanoseconds(1000 * asan_slowdown)};
   TestServer t(options);
-  REQUIRE(t.request("POST", pods, pod_with_containers("smp", 1).dump()).status == 201);
+  REQUIRE(t.request("POST", pods_path, pod_with_containers("smp", 1).dump()).status == 201);
   SECTION("strategic merge of 16k, then 50k containers") {
     for (std::size_t count : {16000u, 50000u}) {
       auto answer =
-          timed(t, "PATCH", pods + "/smp", containers_patch(count).dump(), "application/strategic-merge-patch+json");
+          timed(t, "PATCH", pods_path + "/smp", containers_patch(count).dump(), "application/strategic-merge-patch+json");
       INFO(count << " containers merged in " << answer.seconds << " s");
       REQUIRE(answer.reply.status == 200);
       CHECK(answer.seconds < 3 * asan_slowdown);
@@ -163,7 +164,7 @@ TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed list
   }
   SECTION("server-side apply of 10k keyed elements, twice (the second one walks the recorded set)") {
     for (int round = 0; round < 2; ++round) {
-      auto answer = timed(t, "PATCH", pods + "/applied?fieldManager=m", pod_with_containers("applied", 10000).dump(),
+      auto answer = timed(t, "PATCH", pods_path + "/applied?fieldManager=m", pod_with_containers("applied", 10000).dump(),
                           "application/apply-patch+yaml");
       INFO("apply round " << round << " took " << answer.seconds << " s: " << answer.reply.body.substr(0, 300));
       REQUIRE(answer.reply.status / 100 == 2);
@@ -173,13 +174,13 @@ TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed list
   SECTION("finalizers and $deleteFromPrimitiveList of 20k values") {
     json finalizers = json::array();
     for (int i = 0; i < 20000; ++i) finalizers.push_back("example.com/f" + std::to_string(i));
-    auto added = timed(t, "PATCH", pods + "/smp", json{{"metadata", {{"finalizers", finalizers}}}}.dump(),
+    auto added = timed(t, "PATCH", pods_path + "/smp", json{{"metadata", {{"finalizers", finalizers}}}}.dump(),
                        "application/strategic-merge-patch+json");
     INFO("20k finalizers merged in " << added.seconds << " s");
     REQUIRE(added.reply.status == 200);
     CHECK(added.seconds < 3 * asan_slowdown);
     CHECK(TestServer::json_of(added.reply)["metadata"]["finalizers"].size() == 20000);
-    auto removed = timed(t, "PATCH", pods + "/smp",
+    auto removed = timed(t, "PATCH", pods_path + "/smp",
                          json{{"metadata", {{"$deleteFromPrimitiveList/finalizers", finalizers}}}}.dump(),
                          "application/strategic-merge-patch+json");
     INFO("20k finalizers deleted in " << removed.seconds << " s");
@@ -199,21 +200,21 @@ TEST_CASE("issue 33: DeleteOptions of the wrong types are 400 and unsupported va
         R"({"propagationPolicy":7})", R"({"orphanDependents":"yes"})", R"({"dryRun":"All"})", R"({"dryRun":[1]})",
         R"({"kind":{}})", R"([1,2])"}) {
     INFO(body);
-    auto reply = t.request("DELETE", configmaps + "/kept", body);
+    auto reply = t.request("DELETE", configmaps_path + "/kept", body);
     CHECK(reply.status == 400);
     CHECK_THAT(reply.body, Catch::Contains("BadRequest"));
   }
   for (const char* body : {R"({"propagationPolicy":"Sideways"})", R"({"dryRun":["Some"]})",
                            R"({"propagationPolicy":"Orphan","orphanDependents":true})"}) {
     INFO(body);
-    CHECK(t.request("DELETE", configmaps + "/kept", body).status == 422);
+    CHECK(t.request("DELETE", configmaps_path + "/kept", body).status == 422);
   }
-  CHECK(t.request("DELETE", configmaps, R"({"preconditions":{"uid":5}})").status == 400);
-  CHECK(t.request("GET", configmaps + "/kept").status == 200);
-  CHECK(t.request("DELETE", configmaps + "/kept", R"({"dryRun":["All"],"gracePeriodSeconds":null})").status == 200);
-  CHECK(t.request("GET", configmaps + "/kept").status == 200);
-  CHECK(t.request("DELETE", configmaps + "/kept", R"({"propagationPolicy":"Background"})").status == 200);
-  CHECK(t.request("GET", configmaps + "/kept").status == 404);
+  CHECK(t.request("DELETE", configmaps_path, R"({"preconditions":{"uid":5}})").status == 400);
+  CHECK(t.request("GET", configmaps_path + "/kept").status == 200);
+  CHECK(t.request("DELETE", configmaps_path + "/kept", R"({"dryRun":["All"],"gracePeriodSeconds":null})").status == 200);
+  CHECK(t.request("GET", configmaps_path + "/kept").status == 200);
+  CHECK(t.request("DELETE", configmaps_path + "/kept", R"({"propagationPolicy":"Background"})").status == 200);
+  CHECK(t.request("GET", configmaps_path + "/kept").status == 404);
 }
 
 TEST_CASE("issue 33: a JSON Patch path of 64k segments is refused at once", "[apiserver][issue-33][integration]") {
@@ -223,13 +224,13 @@ TEST_CASE("issue 33: a JSON Patch path of 64k segments is refused at once", "[ap
   for (int i = 0; i < 64000; ++i) path += "/a";
   for (const char* op : {"add", "replace"}) {
     json ops = json::array({{{"op", op}, {"path", path}, {"value", 1}}});
-    auto answer = timed(t, "PATCH", configmaps + "/paths", ops.dump(), "application/json-patch+json");
+    auto answer = timed(t, "PATCH", configmaps_path + "/paths", ops.dump(), "application/json-patch+json");
     INFO(op << " at a path of 64k segments answered after " << answer.seconds << " s");
     CHECK(answer.reply.status == 422);
     CHECK(answer.seconds < 1 * asan_slowdown);
   }
   json copy = json::array({{{"op", "copy"}, {"from", path}, {"path", "/x"}}});
-  CHECK(t.request("PATCH", configmaps + "/paths", copy.dump(), "application/json-patch+json").status == 422);
+  CHECK(t.request("PATCH", configmaps_path + "/paths", copy.dump(), "application/json-patch+json").status == 422);
 }
 
 TEST_CASE("issue 33: a request past its CPU budget is 413 and delays a GET by at most that budget",
@@ -243,7 +244,7 @@ TEST_CASE("issue 33: a request past its CPU budget is 413 and delays a GET by at
   // legitimate RFC 6902 and cost seconds.
   json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "long"}}},
              {"spec", std::vector<int>(300000, 0)}};
-  REQUIRE(t.request("POST", configmaps, cm.dump()).status == 201);
+  REQUIRE(t.request("POST", configmaps_path, cm.dump()).status == 201);
   json ops = json::array();
   for (int i = 0; i < 10000; ++i) ops.push_back({{"op", "add"}, {"path", "/spec/0"}, {"value", 1}});
   const auto expensive = ops.dump();
@@ -253,7 +254,7 @@ TEST_CASE("issue 33: a request past its CPU budget is 413 and delays a GET by at
   std::vector<std::thread> clients;
   for (auto& answer : answers)
     clients.emplace_back([&] {
-      answer = timed(t, "PATCH", configmaps + "/long", expensive, "application/json-patch+json");
+      answer = timed(t, "PATCH", configmaps_path + "/long", expensive, "application/json-patch+json");
       ++answered;
     });
   double slowest_get = 0;
@@ -274,7 +275,7 @@ TEST_CASE("issue 33: a request past its CPU budget is 413 and delays a GET by at
   }
   INFO("the slowest of " << gets << " GETs took " << slowest_get << " s");
   CHECK(slowest_get < 1 * asan_slowdown);
-  CHECK(TestServer::json_of(t.request("GET", configmaps + "/long"))["spec"].size() == 300000);
+  CHECK(TestServer::json_of(t.request("GET", configmaps_path + "/long"))["spec"].size() == 300000);
 }
 
 TEST_CASE("issue 33: built-in kinds refuse numbers their fields cannot hold and oversized metadata",
@@ -302,33 +303,33 @@ TEST_CASE("issue 33: built-in kinds refuse numbers their fields cannot hold and 
 
   json cm = {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "meta"}}}};
   cm["metadata"]["finalizers"] = 7;
-  CHECK(t.request("POST", configmaps, cm.dump()).status == 400);
+  CHECK(t.request("POST", configmaps_path, cm.dump()).status == 400);
   cm["metadata"]["finalizers"] = {"example.com/ok", 7};
-  CHECK(t.request("POST", configmaps, cm.dump()).status == 400);
+  CHECK(t.request("POST", configmaps_path, cm.dump()).status == 400);
   cm["metadata"].erase("finalizers");
   cm["metadata"]["annotations"] = {{"a", std::string(2 * 1024 * 1024, 'x')}};
-  auto annotated = t.request("POST", configmaps, cm.dump());
+  auto annotated = t.request("POST", configmaps_path, cm.dump());
   CHECK(annotated.status == 422);
   CHECK_THAT(annotated.body, Catch::Contains("262144"));
   cm["metadata"]["annotations"] = {{"a", std::string(262144 - 1, 'x')}};
-  CHECK(t.request("POST", configmaps, cm.dump()).status == 201);
+  CHECK(t.request("POST", configmaps_path, cm.dump()).status == 201);
   cm["metadata"]["name"] = "bad-annotation-key";
   cm["metadata"]["annotations"] = {{"not a key!", "v"}};
-  CHECK(t.request("POST", configmaps, cm.dump()).status == 422);
+  CHECK(t.request("POST", configmaps_path, cm.dump()).status == 422);
 }
 
 TEST_CASE("issue 33: merge patches never store strategic merge directives", "[apiserver][issue-33][integration]") {
   TestServer t;
   t.create_configmap("directives");
-  auto merged = t.request("PATCH", configmaps + "/directives",
+  auto merged = t.request("PATCH", configmaps_path + "/directives",
                           R"({"data":{"$patch":"delete","k2":"v2"},"$retainKeys":["data"],"spec":{"$patch":"replace"}})",
                           "application/merge-patch+json");
   REQUIRE(merged.status == 200);
-  auto stored = TestServer::json_of(t.request("GET", configmaps + "/directives"));
+  auto stored = TestServer::json_of(t.request("GET", configmaps_path + "/directives"));
   CHECK(stored["data"] == json({{"k", "v"}, {"k2", "v2"}}));
   CHECK_FALSE(stored.contains("$retainKeys"));
   CHECK(stored.value("spec", json::object()).empty());
-  auto strategic = t.request("PATCH", configmaps + "/directives",
+  auto strategic = t.request("PATCH", configmaps_path + "/directives",
                              R"({"spec":{"$patch":"replace","a":{"$patch":"delete","b":1}}})",
                              "application/strategic-merge-patch+json");
   REQUIRE(strategic.status == 200);

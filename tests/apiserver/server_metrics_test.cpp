@@ -16,15 +16,14 @@
 #include "runtime/metrics.hpp"
 #include "tests/apiserver/kinformer_process.hpp"
 #include "tests/support/loopback_http.hpp"
+#include "tests/support/text.hpp"
 
 using namespace std::chrono_literals;
 
 namespace kinformer::apiserver {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kinformer::testing::contains;
 
 TEST_CASE("request labels follow kube-apiserver's verbs and resources",
           "[apiserver][server_metrics][item-2][unit]") {

@@ -27,7 +27,7 @@ namespace {
 
 using nlohmann::json;
 using testing::eventually;
-using Labels = std::map<std::string, std::string>;
+using LabelMap = std::map<std::string, std::string>;
 
 testing::EtcdProcess& shared_etcd() {
   static testing::EtcdProcess etcd;
@@ -66,7 +66,7 @@ struct Backend {
     storage = std::shared_ptr<Storage>(std::move(opened).value());
   }
 
-  ApiResult<Storage::WriteResult> create(const std::string& ns, const std::string& name, Labels labels = {}) {
+  ApiResult<Storage::WriteResult> create(const std::string& ns, const std::string& name, LabelMap labels = {}) {
     json object = {
         {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
     if (!labels.empty()) object["metadata"]["labels"] = labels;
@@ -76,7 +76,7 @@ struct Backend {
   /// Sets data.k; with `rv`, as a precondition (metadata.resourceVersion of the update).
   ApiResult<Storage::WriteResult> set_data(const std::string& ns, const std::string& name,
                                            const std::string& value, const std::string& rv = "",
-                                           Labels labels = {}) {
+                                           LabelMap labels = {}) {
     return storage->write(
         configmaps, ns, name,
         [&](const json* current) -> ApiResult<json> {

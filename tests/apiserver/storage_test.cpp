@@ -19,6 +19,7 @@
 #include "apiserver/storage/log_format.hpp"
 #include "apiserver/storage/persistence.hpp"
 #include "apiserver/storage/snapshot.hpp"
+#include "tests/support/objects.hpp"
 
 using kinformer::apiserver::EventPtr;
 using kinformer::apiserver::ResourceRegistry;
@@ -39,9 +40,7 @@ struct TempDir {
   ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
 };
 
-json configmap(const std::string& name, const std::string& value = "v") {
-  return {{"metadata", {{"name", name}}}, {"data", {{"k", value}}}};
-}
+using kinformer::testing::bare_configmap;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -149,7 +148,7 @@ TEST_CASE("a snapshot round-trips and every kind of damage is a clear error nami
   auto registry = ResourceRegistry::with_builtins();
   const auto& cms = *registry.find("", "v1", "configmaps");
   Store store(registry);
-  REQUIRE(store.create(cms, "default", configmap("web", "blue"), false));
+  REQUIRE(store.create(cms, "default", bare_configmap("web", "blue"), false));
   auto text = storage::render_snapshot(store.contents());
   auto good = storage::parse_snapshot(text, "state.json", registry);
   REQUIRE(good);
@@ -236,7 +235,7 @@ TEST_CASE("recovery replays the log a crash left, rebuilds the watch history and
     REQUIRE(p);
     snapshot_revision = store.revision();
     for (int i = 0; i < 20; ++i)
-      REQUIRE(store.create(cms, "default", configmap("cm-" + std::to_string(i)), false));
+      REQUIRE(store.create(cms, "default", bare_configmap("cm-" + std::to_string(i)), false));
     REQUIRE(store.remove(cms, "default", "cm-3", {}, false));
     REQUIRE((*p)->wait_durable((*p)->sync_point()));
     last = store.revision();
@@ -253,7 +252,7 @@ TEST_CASE("recovery replays the log a crash left, rebuilds the watch history and
       recovered.events_after(cms, snapshot_revision, 100, history));  // a watcher from before the crash resumes
   CHECK(history.size() == 21);
   CHECK_FALSE(recovered.events_after(cms, snapshot_revision - 1, 100, history));  // older: 410
-  auto next = recovered.create(cms, "default", configmap("after"), false);
+  auto next = recovered.create(cms, "default", bare_configmap("after"), false);
   REQUIRE(next);
   CHECK(next->object->resource_version == last + 1);
   REQUIRE((*p)->wait_durable((*p)->sync_point()));
@@ -270,7 +269,7 @@ TEST_CASE("a new log segment is zeros written ahead of the records and recovery 
     Store store(registry);
     auto p = Persistence::open(store, registry, {live.path + "/state.json"});
     REQUIRE(p);
-    REQUIRE(store.create(cms, "default", configmap("one"), false));
+    REQUIRE(store.create(cms, "default", bare_configmap("one"), false));
     REQUIRE((*p)->wait_durable((*p)->sync_point()));
     auto bytes = slurp(only_segment(live.path));
     // Written zeros, not a hole: the record's fdatasync then changes no size and no extent.
@@ -303,7 +302,7 @@ TEST_CASE("writes from many threads are durable in revision order with several s
       writers.emplace_back([&, t] {
         for (int i = 0; i < 60; ++i) {
           auto name = "cm-" + std::to_string(t) + "-" + std::to_string(i);
-          if (!store.create(cms, "default", configmap(name, std::string(300, 'x')), false) ||
+          if (!store.create(cms, "default", bare_configmap(name, std::string(300, 'x')), false) ||
               !(*p)->wait_durable((*p)->sync_point()))
             ++lost;
         }
@@ -359,7 +358,7 @@ TEST_CASE(
     auto p = Persistence::open(store, registry, {live.path + "/state.json"});
     REQUIRE(p);
     for (int i = 0; i < 5; ++i) {
-      REQUIRE(store.create(cms, "default", configmap("cm-" + std::to_string(i)), false));
+      REQUIRE(store.create(cms, "default", bare_configmap("cm-" + std::to_string(i)), false));
       REQUIRE((*p)->wait_durable((*p)->sync_point()));  // one record per write
     }
     last = store.revision();
@@ -460,7 +459,7 @@ TEST_CASE("a log that passes its size limit is compacted into the snapshot while
     REQUIRE(p);
     for (int i = 0; i < 300; ++i) {
       REQUIRE(
-          store.create(cms, "default", configmap("cm-" + std::to_string(i), std::string(100, 'x')), false));
+          store.create(cms, "default", bare_configmap("cm-" + std::to_string(i), std::string(100, 'x')), false));
       if (i % 10 == 0) REQUIRE((*p)->wait_durable((*p)->sync_point()));
     }
     REQUIRE((*p)->wait_durable((*p)->sync_point()));
@@ -485,7 +484,7 @@ TEST_CASE("a log that cannot write fails for good and tells no waiter its write 
   Store store(registry);
   auto p = Persistence::open(store, registry, {dir.path + "/state.json"});
   REQUIRE(p);
-  REQUIRE(store.create(cms, "default", configmap("before"), false));
+  REQUIRE(store.create(cms, "default", bare_configmap("before"), false));
   REQUIRE((*p)->wait_durable((*p)->sync_point()));
   // A file size limit makes the next append fail with EFBIG (SIGXFSZ ignored meanwhile).
   rlimit saved{};
@@ -494,7 +493,7 @@ TEST_CASE("a log that cannot write fails for good and tells no waiter its write 
   rlimit tiny = saved;
   tiny.rlim_cur = 1024;
   REQUIRE(::setrlimit(RLIMIT_FSIZE, &tiny) == 0);
-  REQUIRE(store.create(cms, "default", configmap("lost", std::string(4000, 'x')), false));
+  REQUIRE(store.create(cms, "default", bare_configmap("lost", std::string(4000, 'x')), false));
   bool durable = (*p)->wait_durable((*p)->sync_point());
   ::setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, old_handler);
@@ -502,7 +501,7 @@ TEST_CASE("a log that cannot write fails for good and tells no waiter its write 
   std::vector<EventPtr> seen;
   REQUIRE(store.events_after(cms, store.revision() - 2, 10, seen));
   CHECK(seen.size() == 1);  // watchers never see the write that is not durable
-  REQUIRE(store.create(cms, "default", configmap("after"), false));
+  REQUIRE(store.create(cms, "default", bare_configmap("after"), false));
   CHECK_FALSE((*p)->wait_durable((*p)->sync_point()));  // failed for good
   CHECK_FALSE((*p)->close());
 }
@@ -520,7 +519,7 @@ void crashed_with_configmaps(const std::string& dir, int count) {
   Store store(registry);
   auto p = Persistence::open(store, registry, {live.path + "/state.json"});
   REQUIRE(p);
-  for (int i = 0; i < count; ++i) REQUIRE(store.create(cms, "default", configmap("cm-" + std::to_string(i)), false));
+  for (int i = 0; i < count; ++i) REQUIRE(store.create(cms, "default", bare_configmap("cm-" + std::to_string(i)), false));
   REQUIRE((*p)->wait_durable((*p)->sync_point()));
   copy_files(live.path, dir);
 }

@@ -1,5 +1,6 @@
 // Unit tests of the MVCC store (apiserver/storage/store.hpp).
 #include "apiserver/storage/store.hpp"
+#include "tests/support/objects.hpp"
 
 #include <cstdio>
 #include <fstream>
@@ -16,9 +17,7 @@ using nlohmann::json;
 
 namespace {
 
-json configmap(const std::string& name, const std::string& value = "v") {
-  return {{"metadata", {{"name", name}}}, {"data", {{"k", value}}}};
-}
+using kinformer::testing::bare_configmap;
 
 }  // namespace
 
@@ -27,7 +26,7 @@ TEST_CASE("every write takes the next global revision and makes exactly one even
   Store store(registry);
   const auto& cms = *registry.find("", "v1", "configmaps");
   auto base = store.revision();
-  auto a = store.create(cms, "default", configmap("a"), false);
+  auto a = store.create(cms, "default", bare_configmap("a"), false);
   REQUIRE(a);
   CHECK(a->object->resource_version == base + 1);
   auto same = store.write(cms, "default", "a", [](const json* current) -> kinformer::apiserver::ApiResult<json> { return *current; },
@@ -57,7 +56,7 @@ TEST_CASE("the history is bounded and older starts are reported as compacted", "
   Store store(registry, {3});
   const auto& cms = *registry.find("", "v1", "configmaps");
   auto base = store.revision();
-  for (int i = 0; i < 5; ++i) REQUIRE(store.create(cms, "default", configmap("c" + std::to_string(i)), false));
+  for (int i = 0; i < 5; ++i) REQUIRE(store.create(cms, "default", bare_configmap("c" + std::to_string(i)), false));
   CHECK(store.compacted_through(cms) == base + 2);
   std::vector<EventPtr> events;
   CHECK_FALSE(store.events_after(cms, base + 1, 10, events));
@@ -69,9 +68,9 @@ TEST_CASE("list reads an older snapshot by undoing the history", "[apiserver][st
   auto registry = ResourceRegistry::with_builtins();
   Store store(registry);
   const auto& cms = *registry.find("", "v1", "configmaps");
-  REQUIRE(store.create(cms, "default", configmap("a", "1"), false));
+  REQUIRE(store.create(cms, "default", bare_configmap("a", "1"), false));
   auto at = store.revision();
-  REQUIRE(store.create(cms, "default", configmap("b"), false));
+  REQUIRE(store.create(cms, "default", bare_configmap("b"), false));
   REQUIRE(store.write(cms, "default", "a", [](const json* c) -> kinformer::apiserver::ApiResult<json> {
     json n = *c;
     n["data"]["k"] = "2";
@@ -92,7 +91,7 @@ TEST_CASE("the contents restore into another store with their objects and revisi
   auto registry = ResourceRegistry::with_builtins();
   const auto& cms = *registry.find("", "v1", "configmaps");
   Store store(registry);
-  REQUIRE(store.create(cms, "default", configmap("kept"), false));
+  REQUIRE(store.create(cms, "default", bare_configmap("kept"), false));
   auto contents = store.contents();
   CHECK(contents.revision == store.revision());
   Store restored(registry);
@@ -110,7 +109,7 @@ TEST_CASE("replayed events rebuild the objects and the watch history and must fo
   const auto& cms = *registry.find("", "v1", "configmaps");
   Store source(registry);
   auto start = source.revision();
-  REQUIRE(source.create(cms, "default", configmap("a"), false));
+  REQUIRE(source.create(cms, "default", bare_configmap("a"), false));
   REQUIRE(source.remove(cms, "default", "a", {}, false));
   std::vector<EventPtr> events;
   REQUIRE(source.events_after(cms, start, 10, events));
@@ -147,8 +146,8 @@ TEST_CASE("with a log attached every write is one record and watchers see only w
   store.attach_log(&log);
   auto start = store.revision();
   REQUIRE(store.create(namespaces, "", {{"metadata", {{"name", "team"}}}}, false));
-  REQUIRE(store.create(cms, "team", configmap("a"), false));
-  REQUIRE(store.create(cms, "team", configmap("b"), false));
+  REQUIRE(store.create(cms, "team", bare_configmap("a"), false));
+  REQUIRE(store.create(cms, "team", bare_configmap("b"), false));
   REQUIRE(store.remove(namespaces, "", "team", {}, false));
   REQUIRE(log.records.size() == 4);
   CHECK(log.records[3].size() == 3);  // the cascade and the namespace: one atomic record

@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Fixture {
+struct WatchStreamFixture {
   ResourceRegistry registry = ResourceRegistry::with_builtins();
   const ResourceType& configmaps = *registry.find("", "v1", "configmaps");
   Store store{registry, StoreOptions{3, false}};
@@ -59,7 +59,7 @@ std::vector<json> lines_of(const std::string& chunked) {
 
 TEST_CASE("a watch sends the response header, then the store's events after its resourceVersion",
           "[apiserver][watch_stream][unit]") {
-  Fixture f;
+  WatchStreamFixture f;
   auto first = f.create("a");
   WatchStream stream(f.store, f.plan_after(first));
   f.create("b");
@@ -81,7 +81,7 @@ TEST_CASE("a watch sends the response header, then the store's events after its 
 
 TEST_CASE("a watch's initial state comes before the initial-events-end bookmark",
           "[apiserver][watch_stream][unit]") {
-  Fixture f;
+  WatchStreamFixture f;
   f.create("a");
   auto plan = f.plan_after(f.store.revision());
   plan.initial_objects = {f.store.get(f.configmaps, "default", "a").value()};
@@ -99,7 +99,7 @@ TEST_CASE("a watch's initial state comes before the initial-events-end bookmark"
 }
 
 TEST_CASE("a watcher behind the kept history gets 410 and the final chunk", "[apiserver][watch_stream][unit]") {
-  Fixture f;
+  WatchStreamFixture f;
   auto first = f.create("a");
   WatchStream stream(f.store, f.plan_after(first));
   (void)stream.next_batch();  // the header
@@ -119,7 +119,7 @@ TEST_CASE("a watcher behind the kept history gets 410 and the final chunk", "[ap
 
 TEST_CASE("finish queues the final chunk after a bookmark at the watch's position",
           "[apiserver][watch_stream][unit]") {
-  Fixture f;
+  WatchStreamFixture f;
   auto first = f.create("a");
   WatchStream stream(f.store, f.plan_after(first));
   (void)stream.next_batch();

@@ -13,7 +13,7 @@ namespace {
 
 using nlohmann::json;
 
-struct Fixture {
+struct WatchWindowFixture {
   ResourceRegistry registry = ResourceRegistry::with_builtins();
   const ResourceType& configmaps = *registry.find("", "v1", "configmaps");
 
@@ -37,7 +37,7 @@ void run(const WatchWindow::Wakes& wakes) {
 
 TEST_CASE("A watch window answers the events after a position and 410 before its start",
           "[apiserver][watch_window][unit]") {
-  Fixture f;
+  WatchWindowFixture f;
   WatchWindow window(10, 100);
   run(window.append({f.added("a", 12), f.added("b", 15)}, 0));
   run(window.append({f.added("a", 12), f.added("c", 17)}, 0));  // a reconnect replays 12
@@ -51,7 +51,7 @@ TEST_CASE("A watch window answers the events after a position and 410 before its
 
 TEST_CASE("A watch window keeps its newest events and starts at the last one it evicted",
           "[apiserver][watch_window][unit]") {
-  Fixture f;
+  WatchWindowFixture f;
   WatchWindow window(0, 2);
   run(window.append({f.added("a", 3), f.added("b", 5), f.added("c", 8)}, 0));
   CHECK(window.start() == 3);
@@ -61,7 +61,7 @@ TEST_CASE("A watch window keeps its newest events and starts at the last one it 
 
 TEST_CASE("A watch window's progress follows progress notifications without waking its waiters",
           "[apiserver][watch_window][unit]") {
-  Fixture f;
+  WatchWindowFixture f;
   WatchWindow window(10, 100);
   int woken = 0;
   auto ticket = window.notify_after(10, [&] { ++woken; });
@@ -81,7 +81,7 @@ TEST_CASE("A watch window's progress follows progress notifications without waki
 
 TEST_CASE("A watch window that loses its events wakes every waiter into a 410",
           "[apiserver][watch_window][unit]") {
-  Fixture f;
+  WatchWindowFixture f;
   WatchWindow window(10, 100);
   run(window.append({f.added("a", 12)}, 0));
   int woken = 0;

@@ -17,6 +17,7 @@
 #include "tests/support/loopback_http.hpp"
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/etcd_process.hpp"
+#include "tests/support/objects.hpp"
 
 namespace kinformer::testing {
 namespace {
@@ -24,16 +25,8 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-const std::string configmaps = "/api/v1/namespaces/default/configmaps";
-
-std::string configmap(const std::string& name, const std::string& value = "v") {
-  return json{
-      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", value}}}}
-      .dump();
-}
-
 int patch_data(std::uint16_t port, const std::string& name, const std::string& value) {
-  return http_request(port, "PATCH", configmaps + "/" + name, json{{"data", {{"k", value}}}}.dump(),
+  return http_request(port, "PATCH", configmaps_path + "/" + name, json{{"data", {{"k", value}}}}.dump(),
                       "application/merge-patch+json")
       .status;
 }
@@ -48,12 +41,12 @@ void churn(std::uint16_t port, int writer, int rounds, std::vector<std::string>&
     if (status != wanted) failures.push_back(what + ": HTTP " + std::to_string(status));
   };
   for (int n = 0; n < rounds; ++n) {
-    expect(http_request(port, "POST", configmaps, configmap(own + std::to_string(n))).status, 201,
+    expect(http_request(port, "POST", configmaps_path, configmap_text(own + std::to_string(n))).status, 201,
            "create " + own + std::to_string(n));
     if (n >= 1) expect(patch_data(port, own + std::to_string(n - 1), "u" + std::to_string(n)), 200, "update");
     expect(patch_data(port, "shared-" + std::to_string(n % 5), own + std::to_string(n)), 200, "shared update");
     if (n >= 2 && n % 3 == 0)
-      expect(http_request(port, "DELETE", configmaps + "/" + own + std::to_string(n - 2)).status, 200,
+      expect(http_request(port, "DELETE", configmaps_path + "/" + own + std::to_string(n - 2)).status, 200,
              "delete");
   }
 }
@@ -66,12 +59,12 @@ TEST_CASE("Informers on two API server processes of one etcd converge to the sam
   EtcdReplica a(etcd.endpoint());
   EtcdReplica b(etcd.endpoint());
   for (int i = 0; i < 5; ++i)
-    REQUIRE(http_request(a.port, "POST", configmaps, configmap("shared-" + std::to_string(i))).status == 201);
+    REQUIRE(http_request(a.port, "POST", configmaps_path, configmap_text("shared-" + std::to_string(i))).status == 201);
 
   HttpFixture on_a;
   HttpFixture on_b;
-  auto informer_a = on_a.informer(make_client(url_of(a.port)), configmaps);
-  auto informer_b = on_b.informer(make_client(url_of(b.port)), configmaps);
+  auto informer_a = on_a.informer(make_client(url_of(a.port)), configmaps_path);
+  auto informer_b = on_b.informer(make_client(url_of(b.port)), configmaps_path);
   informer_a->run();
   informer_b->run();
   REQUIRE(informer_a->wait_for_sync(30s));
@@ -89,9 +82,9 @@ TEST_CASE("Informers on two API server processes of one etcd converge to the sam
   INFO("writes refused during the churn:\n" << refused);
   CHECK(refused.empty());
 
-  const auto expected = server_state(a.port, configmaps);
+  const auto expected = server_state(a.port, configmaps_path);
   CHECK(expected.size() == 5 + 4 * (40 - 13));  // each writer deleted 13 of its 40
-  CHECK(server_state(b.port, configmaps) == expected);
+  CHECK(server_state(b.port, configmaps_path) == expected);
   eventually([&] { return cache_state(*informer_a) == expected; },
              "the informer on replica A to hold what the replicas list");
   eventually([&] { return cache_state(*informer_b) == expected; },
@@ -108,13 +101,13 @@ TEST_CASE("Stopping and restarting etcd under churn loses no acknowledged write 
   EtcdProcess etcd;
   if (!etcd.ready()) FAIL("etcd did not start: " << etcd.log());
   EtcdReplica server(etcd.endpoint());
-  auto first = http_request(server.port, "POST", configmaps, configmap("first"));
+  auto first = http_request(server.port, "POST", configmaps_path, configmap_text("first"));
   REQUIRE(first.status == 201);
   const auto rv = json::parse(first.body)["metadata"]["resourceVersion"].get<std::string>();
-  WatchStream watch(server.port, configmaps + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
+  WatchStream watch(server.port, configmaps_path + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + rv);
   REQUIRE(watch.status() == 200);
   HttpFixture f;
-  auto informer = f.informer(make_client(url_of(server.port)), configmaps);
+  auto informer = f.informer(make_client(url_of(server.port)), configmaps_path);
   informer->run();
   REQUIRE(informer->wait_for_sync(30s));
 
@@ -129,11 +122,11 @@ TEST_CASE("Stopping and restarting etcd under churn loses no acknowledged write 
   std::vector<std::thread> writers;
   for (int w = 0; w < writer_count; ++w) {
     const std::string counter = "counter-" + std::to_string(w);
-    REQUIRE(http_request(server.port, "POST", configmaps, configmap(counter, "0")).status == 201);
+    REQUIRE(http_request(server.port, "POST", configmaps_path, configmap_text(counter, "0")).status == 201);
     writers.emplace_back([&, w, counter] {
       for (int n = 1; !stop; ++n) {
         const std::string name = "w" + std::to_string(w) + "-" + std::to_string(n);
-        const bool made = http_request(server.port, "POST", configmaps, configmap(name)).status == 201;
+        const bool made = http_request(server.port, "POST", configmaps_path, configmap_text(name)).status == 201;
         const bool counted = patch_data(server.port, counter, std::to_string(n)) == 200;
         {
           std::lock_guard lock(mu);
@@ -166,13 +159,13 @@ TEST_CASE("Stopping and restarting etcd under churn loses no acknowledged write 
   stop = true;
   for (auto& t : writers) t.join();
 
-  const auto listed = server_state(server.port, configmaps);
+  const auto listed = server_state(server.port, configmaps_path);
   std::lock_guard lock(mu);
   INFO(created.size() << " acknowledged creates");
   CHECK(created.size() > 10);
   for (const auto& name : created) CHECK(listed.count("default/" + name) == 1);
   for (const auto& [counter, value] : counters) {
-    auto read = http_request(server.port, "GET", configmaps + "/" + counter);
+    auto read = http_request(server.port, "GET", configmaps_path + "/" + counter);
     REQUIRE(read.status == 200);
     // A write answered 503/504 may still have landed, so the value is the last acknowledged or later.
     CHECK(std::stoi(json::parse(read.body)["data"]["k"].get<std::string>()) >= value);

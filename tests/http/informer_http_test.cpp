@@ -18,6 +18,7 @@
 #include "tests/apiserver/test_server.hpp"
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/test_storage.hpp"
+#include "tests/support/objects.hpp"
 
 using kinformer::Errc;
 using kinformer::testing::cache_state;
@@ -31,13 +32,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string configmaps = kinformer::http::collection_path("", "v1", "configmaps", "default");
+using kinformer::testing::configmaps_path;
 
-std::string configmap(const std::string& name, const std::string& value = "v") {
-  return json{
-      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", value}}}}
-      .dump();
-}
+using kinformer::testing::configmap_text;
 
 std::uint16_t free_port() {
   TestServer probe;
@@ -58,7 +55,7 @@ kinformer::apiserver::ServerOptions restartable_server(const std::string& data_f
 template <class Server>
 void add_configmaps(Server& server, int n) {
   for (int i = 0; i < n; ++i)
-    REQUIRE(server.call("POST", configmaps, configmap("cm-" + std::to_string(i))).status == 201);
+    REQUIRE(server.call("POST", configmaps_path, configmap_text("cm-" + std::to_string(i))).status == 201);
 }
 
 }  // namespace
@@ -67,10 +64,10 @@ TEST_CASE("an informer over HTTP pages through 10k objects then matches the serv
           "[http][item-5][any-storage][integration]") {
   TestServer t;
   for (int i = 0; i < 10000; ++i)
-    REQUIRE(t.server().call("POST", configmaps, configmap("cm-" + std::to_string(i))).status == 201);
+    REQUIRE(t.server().call("POST", configmaps_path, configmap_text("cm-" + std::to_string(i))).status == 201);
   HttpFixture f;
   auto client = make_client(t.server().url());
-  auto informer = f.informer(client, configmaps, 500);
+  auto informer = f.informer(client, configmaps_path, 500);
   const auto requests_before = t.server().stats().requests;
   informer->run();
   REQUIRE(informer->wait_for_sync(60s));
@@ -83,7 +80,7 @@ TEST_CASE("an informer over HTTP pages through 10k objects then matches the serv
   for (int i = 0; i < 300; ++i) {
     kinformer::http::Request update;
     update.method = "PATCH";
-    update.target = configmaps + "/cm-" + std::to_string(i * 7);
+    update.target = configmaps_path + "/cm-" + std::to_string(i * 7);
     update.body = R"({"data":{"k":"changed-)" + std::to_string(i) + "\"}}";
     update.content_type = "application/merge-patch+json";
     auto r = writer->request_sync(update);
@@ -92,18 +89,18 @@ TEST_CASE("an informer over HTTP pages through 10k objects then matches the serv
   }
   for (int i = 0; i < 100; ++i) {
     auto r = writer->request_sync(
-        {"DELETE", configmaps + "/cm-" + std::to_string(9999 - i), "", "application/json"});
+        {"DELETE", configmaps_path + "/cm-" + std::to_string(9999 - i), "", "application/json"});
     REQUIRE(r);
     REQUIRE(r->status == 200);
   }
   for (int i = 0; i < 100; ++i) {
     auto r =
-        writer->request_sync({"POST", configmaps, configmap("new-" + std::to_string(i)), "application/json"});
+        writer->request_sync({"POST", configmaps_path, configmap_text("new-" + std::to_string(i)), "application/json"});
     REQUIRE(r);
     REQUIRE(r->status == 201);
   }
   CHECK(writer->connections_opened() == 1);  // 500 requests over one kept-alive connection
-  const auto expected = server_state(t.port(), configmaps);
+  const auto expected = server_state(t.port(), configmaps_path);
   REQUIRE(expected.size() == 10000);
   eventually([&] { return cache_state(*informer) == expected; },
              "the cache to equal the server's list after churn");
@@ -130,7 +127,7 @@ struct FollowedServer {
         }()),
         t(std::in_place, options) {
     add_configmaps(t->server(), 10);
-    informer = f.informer(make_client("http://127.0.0.1:" + std::to_string(options.port)), configmaps);
+    informer = f.informer(make_client("http://127.0.0.1:" + std::to_string(options.port)), configmaps_path);
     informer->run();
     REQUIRE(informer->wait_for_sync(30s));
     CHECK(informer->indexer().size() == 10);
@@ -154,15 +151,15 @@ void expect_relist_with_tombstones_after_restart(const std::string& data_file) {
   t.reset();
   t.emplace(options);
   // While the informer backs off: two deletions and more events than the history keeps.
-  REQUIRE(t->server().call("DELETE", configmaps + "/cm-0").status == 200);
-  REQUIRE(t->server().call("DELETE", configmaps + "/cm-1").status == 200);
+  REQUIRE(t->server().call("DELETE", configmaps_path + "/cm-0").status == 200);
+  REQUIRE(t->server().call("DELETE", configmaps_path + "/cm-1").status == 200);
   for (int round = 0; round < 5; ++round)
     for (int i = 2; i < 10; ++i)
       REQUIRE(t->server()
-                  .call("PUT", configmaps + "/cm-" + std::to_string(i),
-                        configmap("cm-" + std::to_string(i), "r" + std::to_string(round)))
+                  .call("PUT", configmaps_path + "/cm-" + std::to_string(i),
+                        configmap_text("cm-" + std::to_string(i), "r" + std::to_string(round)))
                   .status == 200);
-  const auto expected = server_state(t->port(), configmaps);
+  const auto expected = server_state(t->port(), configmaps_path);
   eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the restart");
   eventually(
       [&] {
@@ -198,8 +195,8 @@ TEST_CASE("an informer follows a server restarted without its data file", "[http
   t.reset();
   std::system(("rm -f '" + data_file + "'*").c_str());  // the snapshot and any write-ahead log beside it
   t.emplace(options);  // an empty store whose resourceVersions start over
-  REQUIRE(t->server().call("POST", configmaps, configmap("fresh")).status == 201);
-  const auto expected = server_state(t->port(), configmaps);
+  REQUIRE(t->server().call("POST", configmaps_path, configmap_text("fresh")).status == 201);
+  const auto expected = server_state(t->port(), configmaps_path);
   REQUIRE(expected.size() == 1);
   eventually([&] { return cache_state(*informer) == expected; },
              "the cache to converge on the new, empty server (a relist at resourceVersion \"\")");
@@ -217,7 +214,7 @@ TEST_CASE("a relist over HTTP keeps the cached object of every unchanged key and
   auto client = make_client("http://127.0.0.1:" + std::to_string(options.port));
   std::optional<TestServer> t(std::in_place, options);
   add_configmaps(t->server(), 10);
-  auto informer = f.informer(client, configmaps, 3);  // pages of 3
+  auto informer = f.informer(client, configmaps_path, 3);  // pages of 3
   informer->run();
   REQUIRE(informer->wait_for_sync(30s));
   std::map<std::string, kinformer::ObjectPtr> before;
@@ -228,9 +225,9 @@ TEST_CASE("a relist over HTTP keeps the cached object of every unchanged key and
   t.emplace(options);
   for (int round = 0; round < 25; ++round)
     REQUIRE(t->server()
-                .call("PUT", configmaps + "/cm-9", configmap("cm-9", "r" + std::to_string(round)))
+                .call("PUT", configmaps_path + "/cm-9", configmap_text("cm-9", "r" + std::to_string(round)))
                 .status == 200);
-  const auto expected = server_state(t->port(), configmaps);
+  const auto expected = server_state(t->port(), configmaps_path);
   eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the relist");
   CHECK(f.seen.saw_error(Errc::gone));  // the re-watch was too old: 410, then the relist
   for (int i = 0; i < 9; ++i) {
@@ -249,7 +246,7 @@ TEST_CASE("list and watch send selectors and the watch-list parameters the embed
   t.create_configmap("web-0", {{"app", "web"}});
   t.create_configmap("db-0", {{"app", "db"}});
   auto client = make_client(t.server().url());
-  kinformer::http::HttpListWatch lw(client, configmaps);
+  kinformer::http::HttpListWatch lw(client, configmaps_path);
 
   kinformer::ListOptions list_options;
   list_options.label_selector = "app=web";

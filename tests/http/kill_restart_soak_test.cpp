@@ -27,6 +27,7 @@
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/heap_in_use.hpp"
+#include "tests/support/objects.hpp"
 
 using kinformer::testing::cache_state;
 using kinformer::testing::ChildProcess;
@@ -40,7 +41,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string configmaps = kinformer::http::collection_path("", "v1", "configmaps", "default");
+using kinformer::testing::configmaps_path;
 
 int rounds_from_environment() {
   const char* text = std::getenv("KINFORMER_SOAK_ROUNDS");
@@ -111,7 +112,7 @@ TEST_CASE("an informer over HTTP with 4 handlers follows an API server SIGKILLed
   for (int i = 0; i < 4; ++i) handlers.push_back(std::make_unique<Seen>(false));  // bounded records
   std::atomic<int> connection_failures{0};
   kinformer::SharedInformerOptions options;
-  options.source = std::make_shared<kinformer::http::HttpListWatch>(make_client(url), configmaps);
+  options.source = std::make_shared<kinformer::http::HttpListWatch>(make_client(url), configmaps_path);
   options.reflector.backoff.initial = 100ms;
   options.reflector.backoff.cap = 1000ms;
   kinformer::SharedInformer informer(f.sys, options);
@@ -161,7 +162,7 @@ TEST_CASE("an informer over HTTP with 4 handlers follows an API server SIGKILLed
   loadgen.stop();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  const auto expected = server_state(port, configmaps);
+  const auto expected = server_state(port, configmaps_path);
   INFO("loadgen stderr (tail): " << loadgen.err().substr(
            loadgen.err().size() > 2000 ? loadgen.err().size() - 2000 : 0));
   CHECK(expected.size() > working_set / 2);  // the churn reached the server

@@ -24,7 +24,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string pods = kinformer::http::collection_path("", "v1", "pods", "default");
+using kinformer::testing::pods_path;
 
 std::string pod_list(const std::string& rv, std::initializer_list<std::string> names) {
   std::string body =
@@ -85,7 +85,7 @@ TEST_CASE("a malformed watch event is reported and followed by a relist", "[http
                   {RawHttpServer::chunk(event("ADDED", "x", "12"))},
                   {RawHttpServer::last_chunk()}});
   HttpFixture f;
-  auto informer = f.informer(make_client(s.server.url()), pods);
+  auto informer = f.informer(make_client(s.server.url()), pods_path);
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
   expect_recovery(f, s, *informer, Errc::decode_failed, "malformed watch event on line 2");
@@ -102,7 +102,7 @@ TEST_CASE("a watch event over the size limit is reported and followed by a relis
   config.server = s.server.url();
   config.max_event_bytes = 8192;
   HttpFixture f;
-  auto informer = f.informer(make_client(config), pods);
+  auto informer = f.informer(make_client(config), pods_path);
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
   expect_recovery(f, s, *informer, Errc::decode_failed, "over the limit of 8192");
@@ -114,7 +114,7 @@ TEST_CASE("a truncated chunk is reported as a broken connection and the watch is
   // A chunk announcing 0x400 bytes, then the connection closes after 20 of them.
   FaultyServer s({{"400\r\n" + std::string(20, ' ')}});
   HttpFixture f;
-  auto informer = f.informer(make_client(s.server.url()), pods);
+  auto informer = f.informer(make_client(s.server.url()), pods_path);
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
   eventually([&] { return f.seen.saw_error(Errc::connection_failed, "watch stream failed"); },
@@ -133,7 +133,7 @@ TEST_CASE("an ERROR event with 410 mid-stream leads to a relist", "[http][item-5
            "\n")},
        {RawHttpServer::last_chunk()}});
   HttpFixture f;
-  auto informer = f.informer(make_client(s.server.url()), pods);
+  auto informer = f.informer(make_client(s.server.url()), pods_path);
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
   expect_recovery(f, s, *informer, Errc::gone, "too old resource version");
@@ -151,7 +151,7 @@ TEST_CASE("a 429 on the watch is honoured with its Retry-After and the watch com
     return {{RawHttpServer::chunked_head()}, {RawHttpServer::chunk(event("ADDED", "b", "11"))}, {"", true}};
   });
   HttpFixture f;
-  auto informer = f.informer(make_client(server.url()), pods);
+  auto informer = f.informer(make_client(server.url()), pods_path);
   informer->run();
   REQUIRE(informer->wait_for_sync(20s));
   eventually([&] { return informer->indexer().size() == 2; }, "b from the watch after the 429");
@@ -166,7 +166,7 @@ TEST_CASE("a refused connection is reported as connection_failed", "[http][item-
     port = gone.port();
   }
   auto client = make_client("http://127.0.0.1:" + std::to_string(port));
-  kinformer::http::HttpListWatch lw(client, pods);
+  kinformer::http::HttpListWatch lw(client, pods_path);
   std::promise<kinformer::Result<kinformer::ObjectList>> answer;
   lw.list({}, [&](kinformer::Result<kinformer::ObjectList> r) { answer.set_value(std::move(r)); });
   auto result = answer.get_future().get();
@@ -190,7 +190,7 @@ TEST_CASE("a paused watch stops reading the socket and delivers everything in or
     return parts;
   });
   auto client = make_client(server.url());
-  kinformer::http::HttpListWatch lw(client, pods);
+  kinformer::http::HttpListWatch lw(client, pods_path);
   std::mutex mu;
   std::vector<std::string> rvs;
   std::atomic<bool> closed{false};

@@ -15,6 +15,7 @@
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/raw_http_server.hpp"
 #include "tests/support/test_certs.hpp"
+#include "tests/support/objects.hpp"
 
 using kinformer::Errc;
 using kinformer::testing::make_client;
@@ -25,11 +26,11 @@ using kinformer::testing::TestServer;
 
 namespace {
 
-const std::string configmaps = kinformer::http::collection_path("", "v1", "configmaps", "default");
+using kinformer::testing::configmaps_path;
 
 kinformer::Result<kinformer::ObjectList> list_once(kinformer::http::ClientConfig config) {
   auto client = make_client(std::move(config));
-  kinformer::http::HttpListWatch lw(client, configmaps);
+  kinformer::http::HttpListWatch lw(client, configmaps_path);
   std::promise<kinformer::Result<kinformer::ObjectList>> answer;
   lw.list({}, [&](kinformer::Result<kinformer::ObjectList> r) { answer.set_value(std::move(r)); });
   auto result = answer.get_future().get();
@@ -47,7 +48,7 @@ TEST_CASE("TLS verifies the CA and the hostname and refuses either mismatch clea
   options.tls_cert_file = certs.path("server.crt");
   options.tls_key_file = certs.path("server.key");
   TestServer t(options);
-  t.server().call("POST", configmaps, R"({"metadata":{"name":"x"},"data":{}})");
+  t.server().call("POST", configmaps_path, R"({"metadata":{"name":"x"},"data":{}})");
   kinformer::http::ClientConfig config;
   config.server = "https://127.0.0.1:" + std::to_string(t.port());
   config.ca_pem = certs.read("ca.crt");
@@ -151,7 +152,7 @@ TEST_CASE("a token file rewritten in place is sent from the next request on",
   config.token_file = token_file;
   auto client = make_client(config);  // one client: its token is re-read, not rebuilt
   const auto request = [&] {
-    auto response = client->request_sync({"GET", configmaps, "", "application/json"});
+    auto response = client->request_sync({"GET", configmaps_path, "", "application/json"});
     REQUIRE(response);
     CHECK(response->status == 200);
   };

@@ -10,6 +10,8 @@
 
 #include "tests/apiserver/kinformer_process.hpp"
 #include "tests/apiserver/test_server.hpp"
+#include "tests/support/text.hpp"
+#include "tests/support/objects.hpp"
 
 using kinformer::testing::KinformerProcess;
 using kinformer::testing::TestServer;
@@ -18,7 +20,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::string pods = "/api/v1/namespaces/default/pods";
+using kinformer::testing::pods_path;
 
 std::string pod(const std::string& name, const std::string& app) {
   return json{{"apiVersion", "v1"},
@@ -32,9 +34,7 @@ std::string rv_of(const kinformer::testing::HttpReply& reply) {
   return json::parse(reply.body)["metadata"]["resourceVersion"].get<std::string>();
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kinformer::testing::contains;
 
 }  // namespace
 
@@ -42,7 +42,7 @@ TEST_CASE("kinformer watch prints each change as json and a summary on SIGINT",
           "[watch][cli][item-4][integration]") {
   REQUIRE_BINARY();
   TestServer server;
-  auto first = server.request("POST", pods, pod("web-0", "web"));
+  auto first = server.request("POST", pods_path, pod("web-0", "web"));
   REQUIRE(first.status == 201);
   KinformerProcess watch({"watch", "pods", "--server", server.server().url(), "-n", "default", "-o", "json"});
   auto line = watch.first_line(20s);
@@ -58,14 +58,14 @@ TEST_CASE("kinformer watch prints each change as json and a summary on SIGINT",
     REQUIRE(!next.empty());
     events.push_back(json::parse(next));
   };
-  auto second = server.request("POST", pods, pod("web-1", "web"));
+  auto second = server.request("POST", pods_path, pod("web-1", "web"));
   REQUIRE(second.status == 201);
   next_event();
-  auto patched = server.request("PATCH", pods + "/web-0", R"({"metadata":{"labels":{"tier":"frontend"}}})",
+  auto patched = server.request("PATCH", pods_path + "/web-0", R"({"metadata":{"labels":{"tier":"frontend"}}})",
                                 "application/merge-patch+json");
   REQUIRE(patched.status == 200);
   next_event();
-  REQUIRE(server.request("DELETE", pods + "/web-1").status == 200);
+  REQUIRE(server.request("DELETE", pods_path + "/web-1").status == 200);
   next_event();
   CHECK(events[0] == json{{"type", "ADDED"}, {"key", "default/web-1"}, {"rv", rv_of(second)}});
   CHECK(events[1] == json{{"type", "UPDATED"},
@@ -93,11 +93,11 @@ TEST_CASE("kinformer watch lines follow the label selector and SIGTERM ends with
           "[watch][cli][item-4][integration]") {
   REQUIRE_BINARY();
   TestServer server;
-  REQUIRE(server.request("POST", pods, pod("db-0", "db")).status == 201);
+  REQUIRE(server.request("POST", pods_path, pod("db-0", "db")).status == 201);
   KinformerProcess watch({"watch", "pods", "--server", server.server().url(), "-l", "app=web"});
   INFO("stderr: " << watch.stderr_text());
-  REQUIRE(server.request("POST", pods, pod("db-1", "db")).status == 201);
-  auto web = server.request("POST", pods, pod("web-0", "web"));
+  REQUIRE(server.request("POST", pods_path, pod("db-1", "db")).status == 201);
+  auto web = server.request("POST", pods_path, pod("web-0", "web"));
   REQUIRE(web.status == 201);
   auto line = watch.first_line(20s);  // db-0 and db-1 never show
   CHECK(line.rfind("ADDED   default/web-0 rv=" + rv_of(web), 0) == 0);

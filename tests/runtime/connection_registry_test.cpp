@@ -15,12 +15,12 @@ struct FakeConnection final : Connection {
   void close() override { closed = true; }
 };
 
-struct Fixture {
+struct RegistryFixture {
   ConnectionRegistry registry;
   std::vector<std::shared_ptr<FakeConnection>> all;
 
-  explicit Fixture(ConnectionLimits limits) : registry(limits) {}
-  ~Fixture() {
+  explicit RegistryFixture(ConnectionLimits limits) : registry(limits) {}
+  ~RegistryFixture() {
     for (auto& c : all) registry.remove(c.get());
   }
   // Admits and adds a connection from `client` in `phase`; null when refused.
@@ -38,7 +38,7 @@ using Phase = ConnectionRegistry::Phase;
 
 TEST_CASE("at the total cap the connection waiting longest makes room, idle or partial",
           "[connection_registry][issue-33][unit]") {
-  Fixture f({3, 3});
+  RegistryFixture f({3, 3});
   auto partial = f.open("a", Phase::partial);
   auto idle = f.open("b", Phase::idle);
   auto busy = f.open("c", Phase::busy);
@@ -52,7 +52,7 @@ TEST_CASE("at the total cap the connection waiting longest makes room, idle or p
 
 TEST_CASE("going from idle to partial keeps a connection's place in line",
           "[connection_registry][issue-33][unit]") {
-  Fixture f({2, 2});
+  RegistryFixture f({2, 2});
   auto trickler = f.open("a", Phase::idle);
   auto other = f.open("b", Phase::idle);
   f.registry.set_phase(trickler.get(), Phase::partial);  // its first bytes arrive
@@ -63,7 +63,7 @@ TEST_CASE("going from idle to partial keeps a connection's place in line",
 
 TEST_CASE("with every connection busy a newcomer is refused and nothing is closed",
           "[connection_registry][issue-33][unit]") {
-  Fixture f({2, 2});
+  RegistryFixture f({2, 2});
   auto one = f.open("a", Phase::busy);
   auto two = f.open("b", Phase::busy);
   CHECK_FALSE(f.open("c", Phase::idle));
@@ -74,7 +74,7 @@ TEST_CASE("with every connection busy a newcomer is refused and nothing is close
 
 TEST_CASE("a client at its own cap makes room among its own connections only",
           "[connection_registry][issue-33][unit]") {
-  Fixture f({10, 2});
+  RegistryFixture f({10, 2});
   auto other = f.open("b", Phase::idle);  // the longest waiting of all
   auto first = f.open("a", Phase::partial);
   auto second = f.open("a", Phase::partial);
@@ -90,7 +90,7 @@ TEST_CASE("a client at its own cap makes room among its own connections only",
 }
 
 TEST_CASE("a removed connection frees its place under both caps", "[connection_registry][issue-33][unit]") {
-  Fixture f({1, 1});
+  RegistryFixture f({1, 1});
   auto one = f.open("a", Phase::busy);
   CHECK_FALSE(f.open("a", Phase::idle));
   f.registry.remove(one.get());

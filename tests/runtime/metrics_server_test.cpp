@@ -1,6 +1,7 @@
 // Tests for runtime/metrics_server.hpp: a real scrape over loopback HTTP, read with
 // Debian's python3 (urllib) and python3-prometheus-client's text parser.
 #include "runtime/metrics_server.hpp"
+#include "tests/support/text.hpp"
 
 #include <unistd.h>
 
@@ -34,9 +35,7 @@ std::string scrape(std::uint16_t port, const std::string& paths, int& status) {
   return out;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kinformer::testing::contains;
 
 TEST_CASE("the metrics endpoint serves metrics health and readiness over HTTP",
           "[metrics_server][item-2][integration]") {

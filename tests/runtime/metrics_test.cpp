@@ -2,6 +2,7 @@
 // (names, label escaping, HELP/TYPE lines, histogram _bucket/_sum/_count with
 // le="+Inf"), and the rendered text read back by Debian's python3-prometheus-client.
 #include "runtime/metrics.hpp"
+#include "tests/support/text.hpp"
 
 #include <unistd.h>
 
@@ -18,9 +19,7 @@
 namespace kinformer {
 namespace {
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using kinformer::testing::contains;
 
 // Runs `command`, returns its stdout and sets `status` to its exit status.
 std::string run(const std::string& command, int& status) {

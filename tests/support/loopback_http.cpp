@@ -16,15 +16,6 @@
 
 namespace kinformer::testing {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-int remaining_ms(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  return left < 0 ? 0 : static_cast<int>(left);
-}
-
 bool send_all(int fd, const std::string& data) {
   std::size_t done = 0;
   while (done < data.size()) {
@@ -34,6 +25,15 @@ bool send_all(int fd, const std::string& data) {
     done += static_cast<std::size_t>(n);
   }
   return true;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int remaining_ms(Clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return left < 0 ? 0 : static_cast<int>(left);
 }
 
 // 1 = got bytes, 0 = EOF, -1 = error or deadline

@@ -39,6 +39,9 @@ HttpReply http_request(std::uint16_t port, const std::string& method, const std:
 /// Connects to 127.0.0.1:port; -1 on failure. For raw-socket tests. receive_buffer > 0
 /// keeps the receive window that small (a client that cannot take a large response).
 int connect_loopback(std::uint16_t port, int receive_buffer = 0);
+/// Sends all of `data` on a raw socket (retrying short sends, no SIGPIPE); false once the
+/// peer is gone.
+bool send_all(int fd, const std::string& data);
 
 /// One kept-alive connection for many sequential requests (bench: no connect per request).
 class HttpConnection {

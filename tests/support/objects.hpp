@@ -1,12 +1,16 @@
 // tests/support/objects.hpp
 //
 // Tiny builders for test objects (after client-go's mkFifoObj): pod("foo", "5")
-// is a Pod named foo in namespace "default" at resourceVersion 5.
+// is a Pod named foo in namespace "default" at resourceVersion 5; configmap_text("a", "1")
+// is the body that creates ConfigMap a with data {"k": "1"}; configmaps_path and pods_path
+// are the "default" namespace's collections on the API server.
 #pragma once
 
 #include <initializer_list>
 #include <string>
 #include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "runtime/object.hpp"
 
@@ -40,6 +44,21 @@ inline ObjectPtr pod(const std::string& name, const std::string& rv, Labels labe
   auto parsed = Object::parse(pod_json(name, rv, labels, ns));
   if (!parsed) std::abort();
   return std::move(parsed).value();
+}
+
+inline const std::string configmaps_path = "/api/v1/namespaces/default/configmaps";
+inline const std::string pods_path = "/api/v1/namespaces/default/pods";
+
+/// A ConfigMap named `name` with data {"k": value}, as a client sends it.
+inline nlohmann::json configmap_object(const std::string& name, const std::string& value = "v") {
+  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", value}}}};
+}
+inline std::string configmap_text(const std::string& name, const std::string& value = "v") {
+  return configmap_object(name, value).dump();
+}
+/// Only the metadata and data, as the store's own tests hand objects to it.
+inline nlohmann::json bare_configmap(const std::string& name, const std::string& value = "v") {
+  return {{"metadata", {{"name", name}}}, {"data", {{"k", value}}}};
 }
 
 }  // namespace kinformer::testing

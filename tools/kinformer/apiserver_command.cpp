@@ -24,7 +24,7 @@ using kinformer::apiserver::ResourceRegistry;
 using kinformer::apiserver::Server;
 using kinformer::apiserver::ServerOptions;
 
-constexpr const char* usage =
+constexpr const char* apiserver_usage =
     "usage: kinformer apiserver [options]\n"
     "\n"
     "Serves a Kubernetes-compatible API (namespaces, pods, configmaps, services, events and\n"
@@ -116,7 +116,7 @@ int run_apiserver(int argc, char** argv) {
     const char* v = nullptr;
     unsigned long long n = 0;
     if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
+      std::fputs(apiserver_usage, stdout);
       return 0;
     } else if (arg == "--log-requests") {
       options.log_requests = true;
@@ -219,7 +219,7 @@ int run_apiserver(int argc, char** argv) {
       }
     } else {
       kinformer::log::error("apiserver", std::string("bad or incomplete option '") + argv[i] + "'");
-      std::fputs(usage, stderr);
+      std::fputs(apiserver_usage, stderr);
       return 2;
     }
   }
@@ -270,7 +270,7 @@ int run_apiserver(int argc, char** argv) {
   return 0;
 }
 
-const bool registered =
+const bool apiserver_registered =
     kinformer::cli::register_command({"apiserver", "run the embedded Kubernetes-compatible API server", run_apiserver});
 
 }  // namespace

@@ -17,7 +17,7 @@ namespace {
 
 using namespace kinformer;
 
-constexpr const char* usage =
+constexpr const char* eval_ett_usage =
     "usage: kinformer eval-ett --config C.json --weights W.safetensors --scaler S.json --data ETTh1.csv\n"
     "                          [--backend reference|onednn|cuda|auto] [--precision fp32|bf16|tf32|fp16] [--split test|val|train] [--batch 32] [--seed N]\n"
     "  prints MSE and MAE on the scaled data (drop_last batches, like the official test loader).\n"
@@ -33,13 +33,13 @@ int run_eval_ett(int argc, char** argv) {
   cli::Options o;
   std::string error;
   if (argc == 2 && std::string(argv[1]) == "--help") {
-    std::fputs(usage, stdout);
+    std::fputs(eval_ett_usage, stdout);
     return 0;
   }
   if (!cli::parse_options(argc, argv, {"config", "weights", "scaler", "data"}, {"backend", "split", "batch", "seed", "precision"}, o,
                           &error)) {
     kinformer::log::error("eval-ett", error);
-    std::fputs(usage, stderr);
+    std::fputs(eval_ett_usage, stderr);
     return 2;
   }
   try {
@@ -141,7 +141,7 @@ int run_eval_ett(int argc, char** argv) {
   }
 }
 
-const bool registered =
+const bool eval_ett_registered =
     kinformer::cli::register_command({"eval-ett", "test MSE/MAE of a trained model on an ETT CSV", run_eval_ett});
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 namespace {
 
-constexpr const char* usage =
+constexpr const char* forecast_usage =
     "usage: kinformer forecast --config C.json --weights W.safetensors --x-enc X.npy --x-mark-enc XM.npy\n"
     "                          --x-dec D.npy --x-mark-dec DM.npy --out Y.npy\n"
     "                          [--backend reference|onednn|cuda|auto] [--precision fp32|bf16|tf32|fp16] [--seed N]\n"
@@ -23,13 +23,13 @@ int run_forecast(int argc, char** argv) {
   cli::Options o;
   std::string error;
   if (argc == 2 && std::string(argv[1]) == "--help") {
-    std::fputs(usage, stdout);
+    std::fputs(forecast_usage, stdout);
     return 0;
   }
   if (!cli::parse_options(argc, argv, {"config", "weights", "x-enc", "x-mark-enc", "x-dec", "x-mark-dec", "out"},
                           {"backend", "seed", "precision"}, o, &error)) {
     kinformer::log::error("forecast", error);
-    std::fputs(usage, stderr);
+    std::fputs(forecast_usage, stderr);
     return 2;
   }
   try {
@@ -50,7 +50,7 @@ int run_forecast(int argc, char** argv) {
   }
 }
 
-const bool registered =
+const bool forecast_registered =
     kinformer::cli::register_command({"forecast", "run the Informer on .npy inputs", run_forecast});
 
 }  // namespace

@@ -28,7 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* usage =
+constexpr const char* loadgen_usage =
     "usage: kinformer loadgen [options]\n"
     "\n"
     "Creates, updates and deletes ConfigMaps named loadgen-N on an API server at a\n"
@@ -126,7 +126,7 @@ int run_loadgen(int argc, char** argv) {
     double n = 0;
     bool ok = v != nullptr;
     if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
+      std::fputs(loadgen_usage, stdout);
       return 0;
     } else if (arg == "--server" && ok) {
       o.server = v;
@@ -154,7 +154,7 @@ int run_loadgen(int argc, char** argv) {
       o.seed = static_cast<unsigned long>(n);
     } else {
       kinformer::log::error("loadgen", std::string("bad or incomplete option '") + argv[i] + "'");
-      std::fputs(usage, stderr);
+      std::fputs(loadgen_usage, stderr);
       return 2;
     }
   }
@@ -296,7 +296,7 @@ int run_loadgen(int argc, char** argv) {
   return tally.errors == 0 ? 0 : 1;
 }
 
-const bool registered = kinformer::cli::register_command(
+const bool loadgen_registered = kinformer::cli::register_command(
     {"loadgen", "drive creates, updates and deletes against an API server", run_loadgen});
 
 }  // namespace

@@ -24,7 +24,7 @@ namespace {
 
 using namespace kinformer;
 
-constexpr const char* usage =
+constexpr const char* serve_inference_usage =
     "usage: kinformer serve-inference --port P --model NAME=CONFIG.json,WEIGHTS.safetensors [--model ...]\n"
     "                                 [--host 127.0.0.1] [--backend auto|onednn|reference|cuda]\n"
     "                                 [--precision fp32|bf16|tf32|fp16] [--max-batch 32] [--max-delay-ms 5] "
@@ -90,7 +90,7 @@ std::string parse(int argc, char** argv, actors::InferenceOptions& options, std:
 
 int run_serve_inference(int argc, char** argv) {
   if (argc == 2 && std::string(argv[1]) == "--help") {
-    std::fputs(usage, stdout);
+    std::fputs(serve_inference_usage, stdout);
     return 0;
   }
   // argv is main's argv + 1 (command.hpp), so argv - 1 re-runs the whole command line.
@@ -100,7 +100,7 @@ int run_serve_inference(int argc, char** argv) {
   int port = 0;
   if (auto error = parse(argc, argv, options, host, port); !error.empty()) {
     kinformer::log::error("serve-inference", error);
-    std::fputs(usage, stderr);
+    std::fputs(serve_inference_usage, stderr);
     return 2;
   }
   // Before the actor system starts its threads, so only the wait below sees the stop signals.
@@ -131,7 +131,7 @@ int run_serve_inference(int argc, char** argv) {
   return 0;
 }
 
-const bool registered = kinformer::cli::register_command(
+const bool serve_inference_registered = kinformer::cli::register_command(
     {"serve-inference", "publish the batched inference actor for other processes", run_serve_inference});
 
 }  // namespace

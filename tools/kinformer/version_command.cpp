@@ -12,6 +12,6 @@ int run_version(int argc, char** argv) {
   return 0;
 }
 
-const bool registered = kinformer::cli::register_command({"version", "print the version", run_version});
+const bool version_registered = kinformer::cli::register_command({"version", "print the version", run_version});
 
 }  // namespace

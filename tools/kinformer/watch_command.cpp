@@ -39,7 +39,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* usage =
+constexpr const char* watch_usage =
     "usage: kinformer watch RESOURCE [options]\n"
     "\n"
     "Runs an informer on RESOURCE and prints each ADDED, UPDATED and DELETED with its key,\n"
@@ -212,7 +212,7 @@ int run_watch(int argc, char** argv) {
     std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
     if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
+      std::fputs(watch_usage, stdout);
       return 0;
     } else if ((arg == "-n" || arg == "--namespace") && has_value) {
       namespace_ = argv[++i];
@@ -236,7 +236,7 @@ int run_watch(int argc, char** argv) {
       resource = std::string(arg);
     } else {
       kinformer::log::error("watch", "bad or incomplete option", {{"option", arg}});
-      std::fputs(usage, stderr);
+      std::fputs(watch_usage, stderr);
       return 2;
     }
   }
@@ -244,7 +244,7 @@ int run_watch(int argc, char** argv) {
   if (resource.empty() || !resolve(resource, target)) {
     kinformer::log::error("watch", resource.empty() ? "no RESOURCE given" : "unknown RESOURCE",
                           {{"resource", resource}});
-    std::fputs(usage, stderr);
+    std::fputs(watch_usage, stderr);
     return 2;
   }
   if (output != "line" && output != "json") {
@@ -352,7 +352,7 @@ int run_watch(int argc, char** argv) {
   return 0;
 }
 
-const bool registered = kinformer::cli::register_command(
+const bool watch_registered = kinformer::cli::register_command(
     {"watch", "run an informer and print every change (key, resourceVersion, changed fields)", run_watch});
 
 }  // namespace
