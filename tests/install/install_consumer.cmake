@@ -8,6 +8,7 @@
 #                 installed CLI.
 #   UNOPTIMIZED=ON  configure without a build type, so without -O (g++'s -O0): for a copy
 #                 that is only built, never run.
+#   UNITY=ON      a unity build, like the tree's own (KINFORMER_UNITY_BUILD).
 foreach(var KINFORMER_BUILD_DIR CONSUMER_SOURCE_DIR WORK_DIR CXX_COMPILER GENERATOR)
   if(NOT ${var})
     message(FATAL_ERROR "install_consumer.cmake: ${var} is not set")
@@ -39,16 +40,19 @@ foreach(installed include/kinformer/runtime/object.hpp include/kinformer/actors/
   endif()
 endforeach()
 
-set(launcher "")
+set(options "")
 if(CXX_LAUNCHER)
-  set(launcher -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})
+  set(options -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_LAUNCHER})
+endif()
+if(UNITY)
+  list(APPEND options -DCMAKE_UNITY_BUILD=ON)
 endif()
 set(build_type Release)
 if(UNOPTIMIZED)
   set(build_type "")
 endif()
 step("configuring ${source}" ${CMAKE_COMMAND} -S ${source} -B ${WORK_DIR}/build -G ${GENERATOR}
-     -DCMAKE_BUILD_TYPE=${build_type} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${launcher})
+     -DCMAKE_BUILD_TYPE=${build_type} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} ${options})
 step("building ${source}" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 if(RUN)
   step("running ${RUN}" ${WORK_DIR}/build/${RUN})
