@@ -221,12 +221,19 @@ TEST_CASE("a relist over HTTP keeps the cached object of every unchanged key and
   for (const auto& object : informer->indexer().list()) before[std::string(object->key())] = object;
   REQUIRE(before.size() == 10);
 
-  t.reset();  // the watch breaks; after the restart cm-9 changes more often than the history keeps
-  t.emplace(options);
+  // The watch breaks. cm-9 then changes more often than the history keeps, on the same store served
+  // at another port, so that the informer cannot re-watch between the writes: its resourceVersion
+  // is too old once the server is back on its port, and only a relist can recover.
+  t.reset();
+  auto elsewhere = options;
+  elsewhere.port = free_port();
+  t.emplace(elsewhere);
   for (int round = 0; round < 25; ++round)
     REQUIRE(t->server()
                 .call("PUT", configmaps_path + "/cm-9", configmap_text("cm-9", "r" + std::to_string(round)))
                 .status == 200);
+  t.reset();
+  t.emplace(options);
   const auto expected = server_state(t->port(), configmaps_path);
   eventually([&] { return cache_state(*informer) == expected; }, "the cache to converge after the relist");
   CHECK(f.seen.saw_error(Errc::gone));  // the re-watch was too old: 410, then the relist
