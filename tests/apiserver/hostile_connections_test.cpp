@@ -325,7 +325,7 @@ TEST_CASE("full-state watches beyond the per-client and total limits get 429 wit
 }
 
 TEST_CASE("a GET stays fast while 200 full-state watches are asked for and never read",
-          "[apiserver][issue-33][integration]") {
+          "[apiserver][issue-33][integration][release-bounds]") {
   // 10 per client, so that most of the 200 are refused: without a limit all 200 copy the
   // whole state (3000 objects) into their sockets and the GET waits behind them (the probe:
   // 1000 of them delayed a GET by 28 s; 200, by about 1 s on this machine).

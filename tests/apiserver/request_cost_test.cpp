@@ -83,7 +83,7 @@ json widget_crd_with_spec(json spec) {
 }  // namespace
 
 TEST_CASE("issue 33: a custom resource that breaks its schema everywhere is a bounded 422 at once",
-          "[apiserver][issue-33][integration]") {
+          "[apiserver][issue-33][integration][release-bounds]") {
   TestServer t;
   SECTION("a long key over thousands of wrong items (112 KB in)") {
     auto crd = widget_crd_with_spec(
@@ -126,7 +126,7 @@ TEST_CASE("issue 33: a custom resource that breaks its schema everywhere is a bo
 }
 
 TEST_CASE("issue 33: JSON Patch move back and forth on a 100k-key ConfigMap moves the value and copies nothing",
-          "[apiserver][issue-33][integration]") {
+          "[apiserver][issue-33][integration][release-bounds]") {
   TestServer t;
   json data = json::object();
   for (int i = 0; i < 100000; ++i) data["key" + std::to_string(i)] = "v";
@@ -147,7 +147,7 @@ TEST_CASE("issue 33: JSON Patch move back and forth on a 100k-key ConfigMap move
 }
 
 TEST_CASE("issue 33: strategic merge and server-side apply merge long keyed lists in linear time",
-          "[apiserver][issue-33][integration]") {
+          "[apiserver][issue-33][integration][release-bounds]") {
   kinformer::apiserver::ServerOptions options;
   options.limits.work = {std::chrono::milliseconds(100 * asan_slowdown), std::chrono::nanoseconds(1000 * asan_slowdown)};
   TestServer t(options);
@@ -217,7 +217,7 @@ TEST_CASE("issue 33: DeleteOptions of the wrong types are 400 and unsupported va
   CHECK(t.request("GET", configmaps_path + "/kept").status == 404);
 }
 
-TEST_CASE("issue 33: a JSON Patch path of 64k segments is refused at once", "[apiserver][issue-33][integration]") {
+TEST_CASE("issue 33: a JSON Patch path of 64k segments is refused at once", "[apiserver][issue-33][integration][release-bounds]") {
   TestServer t;
   t.create_configmap("paths");
   std::string path = "/data";
@@ -234,7 +234,7 @@ TEST_CASE("issue 33: a JSON Patch path of 64k segments is refused at once", "[ap
 }
 
 TEST_CASE("issue 33: a request past its CPU budget is 413 and delays a GET by at most that budget",
-          "[apiserver][issue-33][integration]") {
+          "[apiserver][issue-33][integration][release-bounds]") {
   // A small budget, so that the bound is far below what the request would take: 50 ms +
   // 100 ns × (~0.4 MB of patch + ~0.6 MB of object) ≈ 150 ms of CPU time.
   kinformer::apiserver::ServerOptions options;

@@ -97,7 +97,7 @@ std::unique_ptr<KinformerProcess> start_server(const std::string& data_file, std
 }  // namespace
 
 TEST_CASE("an informer over HTTP with 4 handlers follows an API server SIGKILLed and restarted under churn",
-          "[http][soak][item-19][integration]") {
+          "[http][soak][item-19][integration][release-bounds]") {
   REQUIRE(kinformer::testing::kinformer_binary_built());
   char pattern[] = "/tmp/kinformer-soak-XXXXXX";
   const std::string dir = ::mkdtemp(pattern);
