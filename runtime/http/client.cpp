@@ -3,6 +3,7 @@
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/http.hpp>
 #include <future>
 #include <limits>
@@ -98,6 +99,10 @@ struct Client::Impl {
     std::shared_ptr<Connection> connection;
     bhttp::request<bhttp::string_body> request;  // a GET, or a POST with a body (etcd watch)
     std::chrono::milliseconds deadline{0};
+    // The body's deadline, one wait for the whole stream (I/O thread). Not basic_stream's
+    // expiry: that one starts and cancels a timer wait around every read, a
+    // timerfd_settime() and an extra epoll_wait() per watch event (issue 29).
+    std::unique_ptr<net::steady_timer> deadline_timer;
     bool ok_status = false;
     std::string error_body;
     // Declared before the parser: Beast keeps a pointer to it.
@@ -124,6 +129,7 @@ struct Client::Impl {
       auto op = op_;
       net::post(client_->impl_->io, [op] {
         op->cancelled = true;
+        if (op->deadline_timer) op->deadline_timer->cancel();
         if (op->connection) op->connection->close();
       });
     }
@@ -261,10 +267,15 @@ struct Client::Impl {
     const unsigned status = op->parser->get().result_int();
     if (status == 200) {
       op->ok_status = true;
-      if (op->deadline.count() > 0)
-        op->connection->tcp().expires_after(op->deadline);
-      else
-        op->connection->tcp().expires_never();
+      op->connection->tcp().expires_never();
+      if (op->deadline.count() > 0) {
+        op->deadline_timer = std::make_unique<net::steady_timer>(io, op->deadline);
+        op->deadline_timer->async_wait([this, op](beast::error_code ec) {
+          if (ec || op->cancelled) return;  // cancelled: the stream ended first
+          end(op, Error{Errc::connection_failed,
+                        "watch stream failed: " + describe_read_error(beast::error::timeout)});
+        });
+      }
       return read_more(op);
     }
     op->parser->body_limit(max_error_body);
@@ -292,7 +303,7 @@ struct Client::Impl {
   }
 
   void after_read(const std::shared_ptr<StreamOp>& op, const beast::error_code& ec) {
-    if (op->cancelled) return;
+    if (op->cancelled || op->ended) return;  // ended: the deadline closed the connection
     if (!op->sink->on_read()) {
       op->ended = true;
       op->connection->close();
@@ -315,6 +326,7 @@ struct Client::Impl {
   void end(const std::shared_ptr<StreamOp>& op, Result<void> result) {
     if (op->ended) return;
     op->ended = true;
+    if (op->deadline_timer) op->deadline_timer->cancel();
     if (op->connection) op->connection->close();
     op->sink->on_end(std::move(result));
   }
