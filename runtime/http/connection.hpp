@@ -62,6 +62,8 @@ class Connection {
     return std::visit(std::forward<F>(f), stream_);
   }
   beast::tcp_stream& tcp();
+  /// Whether the stream is TLS (false: plain TCP).
+  bool is_tls() const { return std::holds_alternative<TlsStream>(stream_); }
   beast::flat_buffer& buffer() { return buffer_; }
   /// Closes the socket at once; pending operations complete with operation_aborted.
   void close();

@@ -4,11 +4,15 @@
 // and the cache converging. The server is a scripted raw one (tests/support).
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
+#include "runtime/http/client.hpp"
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/objects.hpp"
 #include "tests/support/raw_http_server.hpp"
@@ -219,4 +223,78 @@ TEST_CASE("a paused watch stops reading the socket and delivers everything in or
   std::lock_guard<std::mutex> lock(mu);
   REQUIRE(rvs.size() == 2000);
   for (int i = 0; i < 2000; ++i) CHECK(rvs[i] == std::to_string(i + 1));
+}
+
+namespace {
+
+// Records what a stream's sink is told, for the tests on Client::stream itself.
+class RecordingSink : public kinformer::http::StreamSink {
+ public:
+  void on_body(std::string_view piece) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    body_.append(piece);
+  }
+  bool on_read() override { return true; }
+  void on_resume() override {}
+  void on_end(kinformer::Result<void> result) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++ends_;
+    end_ = result ? std::string("clean") : result.error().message;
+  }
+  std::string body() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return body_;
+  }
+  int ends() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ends_;
+  }
+  std::string end() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return end_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::string body_;  // guarded by mu_
+  int ends_ = 0;      // guarded by mu_
+  std::string end_;   // guarded by mu_
+};
+
+}  // namespace
+
+TEST_CASE("a stream whose body outlives its deadline ends once, timed out, after the events before it",
+          "[http][integration]") {
+  // The deadline is one timer for the whole body (runtime/http/client.cpp), not a timer per
+  // read: a server that keeps sending events inside the deadline is still cut off at it.
+  RawHttpServer server([&](const std::string&, std::size_t) -> std::vector<RawPart> {
+    return {{RawHttpServer::chunked_head()}, {RawHttpServer::chunk(event("ADDED", "a", "1"))}, {"", true}};
+  });
+  auto client = make_client(server.url());
+  auto sink = std::make_shared<RecordingSink>();
+  const auto start = std::chrono::steady_clock::now();
+  auto handle = client->stream(pods_path + "?watch=true", sink, 300ms);
+  eventually([&] { return sink->ends() > 0; }, "the stream's end at its 300 ms deadline");
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  CHECK(elapsed >= 300ms);
+  CHECK(sink->end() == "watch stream failed: timed out");
+  CHECK(sink->body().find(R"("name":"a")") != std::string::npos);
+  std::this_thread::sleep_for(100ms);
+  CHECK(sink->ends() == 1);  // the cancelled read that follows reports nothing more
+}
+
+TEST_CASE("a stream that ends before its deadline ends once, cleanly, and its deadline's timer goes with it",
+          "[http][integration]") {
+  RawHttpServer server([&](const std::string&, std::size_t) -> std::vector<RawPart> {
+    return {{RawHttpServer::chunked_head()},
+            {RawHttpServer::chunk(event("ADDED", "a", "1"))},
+            {RawHttpServer::last_chunk()}};
+  });
+  auto client = make_client(server.url());
+  auto sink = std::make_shared<RecordingSink>();
+  auto handle = client->stream(pods_path + "?watch=true", sink, 300ms);
+  eventually([&] { return sink->ends() > 0; }, "the stream's clean end");
+  CHECK(sink->end() == "clean");
+  std::this_thread::sleep_for(500ms);  // past the deadline: a timer left running would end it again
+  CHECK(sink->ends() == 1);
 }
