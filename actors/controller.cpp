@@ -193,6 +193,7 @@ ControllerActor::behavior_type controller(ControllerActor::stateful_pointer<Cont
   auto& st = self->state;
   st.applier = std::make_unique<DeltaApplier>(options.indexer, options.decoder);
   st.options = std::move(options);
+  declare_brief(self);
   self->set_exit_handler(ignore_graceful_exits(self));
   send_over(self, st.options.downstream, upstream_atom::value, caf::actor_cast<ProcessorUpstream>(self));
   return {

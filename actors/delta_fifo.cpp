@@ -169,6 +169,7 @@ DeltaFIFOActor::behavior_type delta_fifo(DeltaFIFOActor::stateful_pointer<FifoSt
   self->state.fifo = DeltaFIFO(std::move(options));
   self->state.metrics = std::move(metrics);
   // Linked peers stopping on purpose do not end the FIFO: stop() drains it.
+  declare_brief(self);
   self->set_exit_handler(ignore_graceful_exits(self));
   return {
       handed_off([=](replace_atom, const ListSnapshotPtr& list) { return self->state.replace(self, *list); }),

@@ -19,17 +19,25 @@
 //     actor writes the hand-off by hand.
 //   * send_over(self, dst, xs...) hands over, then sends: for sends made while a
 //     handler still runs (the receiver may start before the handler returns).
+//   * declare_brief(self), first in a behaviour function: the actor's type is brief for
+//     the scheduler (actors/job_queue.hpp): each of its handlers returns within
+//     microseconds, and user code it calls that may block runs in a JobQueue::MayBlock
+//     scope. Jobs it leaves queued then stay with its worker, with no alarm or wake-up.
+//     Only the informer's own actors declare it; user code they call without that scope
+//     (predicates, transforms, index functions) must not block.
 //   * ignore_graceful_exits(self) is the exit handler of actors linked to peers
 //     that stop on purpose: user_shutdown and normal are ignored (stop() drains
 //     instead), any other reason ends the actor with that reason.
 // Threading: the returned functions run in their actor's context. Errors: none.
 #pragma once
 
+#include <typeinfo>
 #include <utility>
 
 #include <caf/exit_reason.hpp>
 #include <caf/system_messages.hpp>
 
+#include "actors/job_queue.hpp"
 #include "actors/tsan.hpp"
 
 namespace kinformer::actors {
@@ -65,6 +73,12 @@ template <class Self, class Dest, class... Ts>
 void send_over(Self* self, const Dest& dest, Ts&&... xs) {
   detail::handing_over();
   self->send(dest, std::forward<Ts>(xs)...);
+}
+
+/// Declares `self`'s dynamic type brief (see the contract).
+template <class Self>
+void declare_brief(Self* self) {
+  JobQueue::declare_brief_type(typeid(*self));
 }
 
 /// The exit handler that ignores peers stopping on purpose (see the contract).

@@ -8,6 +8,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/every_actor.hpp"
+#include "actors/job_queue.hpp"
 #include "actors/tsan.hpp"
 
 namespace kinformer::actors {
@@ -91,8 +92,13 @@ HopReport handle_batch(const HopFunc& func, const NotificationBatch& batch, Hand
   return report;
 }
 
-HandlerActor::behavior_type handler(HandlerActor::pointer, HopFunc func,
+// Empty: it gives this handler actor a type of its own, so that declaring it brief
+// (every_actor.hpp) leaves a user's function-based HandlerActor out.
+struct FunctionHandlerState {};
+
+HandlerActor::behavior_type handler(HandlerActor::stateful_pointer<FunctionHandlerState> self, HopFunc func,
                                     std::shared_ptr<HandlerStats> stats) {
+  declare_brief(self);
   return {
       [=](notify_atom, const RegistrationId& id, const NotificationBatchPtr& batch) {
         detail::taking_over();
@@ -100,7 +106,11 @@ HandlerActor::behavior_type handler(HandlerActor::pointer, HopFunc func,
         // every other handler's next batch and hide races between handlers. Only the
         // report's own heap blocks are handed over, to the processor that reads them
         // (ProcessorState::answered); TSAN saw the failure text race without this.
-        auto report = handle_batch(func, *batch, *stats);
+        HopReport report;
+        {
+          const JobQueue::MayBlock user_code;
+          report = handle_batch(func, *batch, *stats);
+        }
         detail::handing_over(report.failure.data());
         detail::handing_over(report.stopped.data());
         return std::make_tuple(handled_atom::value, id, std::move(report));

@@ -11,7 +11,7 @@
 // as soon as its current job ends. So that a job queued behind one that blocks (a handler
 // that sleeps, the Processor's fan-out to two handlers) does not wait for it, an alarm
 // (actors/wake_alarm.hpp, after Go's sysmon) wakes a sleeping worker for a job that has
-// waited longer than `left_behind_wait`.
+// waited longer than `left_behind_wait`, unless the job running is a brief one.
 //
 // Contract
 //   * push(job, from_worker = false), from outside the workers (an I/O thread, the
@@ -22,24 +22,35 @@
 //   * take(): the oldest job; blocks while the queue is empty. It checks the same
 //     backlog rule for the jobs it leaves, so a backlog built by silent pushes gets a
 //     helper when the next job starts.
+//   * Brief jobs: declare_brief_type(typeid(*self)) says that actors of that dynamic type
+//     return to the scheduler within microseconds (the informer's own actors,
+//     every_actor.hpp's declare_brief()), except inside a MayBlock scope (a handler's user
+//     code). While a worker runs such a job outside a MayBlock scope, what it pushes and
+//     what its take left queued stays with it: no alarm, no wake-up, since it takes
+//     those jobs next. Entering a MayBlock scope protects what is queued as below.
+//     An actor that does not declare itself is never brief.
 //   * Jobs left behind: when a push or take leaves jobs queued beside a sleeping worker
-//     without waking it, the alarm is armed for the oldest job's time plus
-//     `left_behind_wait`. If that job is still queued then (its pusher's current job
-//     still runs, or its thread is preempted) and a worker sleeps, the alarm wakes it,
-//     and re-arms while jobs stay queued beside a sleeper. A worker that finds the queue
-//     empty disarms it. So a queued job waits at most about `left_behind_wait` (plus the
-//     alarm thread's and the woken worker's scheduling) while a worker sleeps.
+//     without waking it, and the worker's job is not brief, the alarm is armed for the
+//     oldest job's time plus `left_behind_wait`. If that job is still queued then (its
+//     pusher's current job still runs, or its thread is preempted) and a worker sleeps,
+//     the alarm wakes it, and re-arms while jobs stay queued beside a sleeper. A worker
+//     that finds the queue empty disarms it. So a queued job waits at most about
+//     `left_behind_wait` (plus the alarm thread's and the woken worker's scheduling)
+//     while a worker sleeps, or until a brief job's worker takes it.
 //   * Idle costs nothing: with the queue empty the alarm is disarmed and every thread
 //     sleeps without a timeout. Arming and disarming are one system call each and wake
 //     no thread; the alarm thread runs only when a deadline passes.
+//   * A worker is woken after the queue's mutex is released, so that it does not wake
+//     only to block on that mutex.
 //   * FIFO order among all jobs.
 // Threading: every member is thread-safe. Jobs are handed over under one mutex, so
-//   ThreadSanitizer sees the hand-over (libcaf_core is not instrumented).
+//   ThreadSanitizer sees the hand-over (libcaf_core is not instrumented). A worker's
+//   brief state is thread-local: set by take(), changed by MayBlock.
 // Errors: the constructor throws std::system_error when the alarm cannot be created.
 #pragma once
 
+#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -47,6 +58,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <typeinfo>
+
+#include <semaphore.h>
 
 #include <caf/fwd.hpp>
 
@@ -79,6 +93,9 @@ class JobQueue {
   /// With its own alarm thread (WakeAlarm).
   explicit JobQueue(Options options);
   JobQueue(Options options, ManualAlarm) : options_(options) {}
+  /// Clears the destroying thread's worker state if it last took a job from this queue
+  /// (tests take jobs on their own thread); a worker thread must not outlive its queue.
+  ~JobQueue();
   JobQueue(const JobQueue&) = delete;
   JobQueue& operator=(const JobQueue&) = delete;
 
@@ -87,6 +104,27 @@ class JobQueue {
 
   /// The oldest job; blocks while there is none.
   [[nodiscard]] caf::resumable* take();
+
+  /// Jobs of this dynamic type (typeid of the resumable) are brief; see the contract.
+  /// Idempotent. At most 64 types: more throws std::length_error.
+  static void declare_brief_type(const std::type_info& type);
+  /// Whether `type` was declared brief.
+  [[nodiscard]] static bool is_brief_type(const std::type_info& type) noexcept;
+
+  /// The worker's job may block from construction to destruction (user code inside a
+  /// brief job): what is queued beside a sleeper gets the alarm (or a helper, when there
+  /// is backlog) now, and pushes in the scope arm it as a non-brief job's do. Nests; on a
+  /// thread that is not a worker of a JobQueue it does nothing.
+  class MayBlock {
+   public:
+    MayBlock();
+    ~MayBlock();
+    MayBlock(const MayBlock&) = delete;
+    MayBlock& operator=(const MayBlock&) = delete;
+
+   private:
+    bool was_brief_;
+  };
 
   /// Calls `f` on every queued job and empties the queue (CAF's shutdown clean-up).
   void drain(const std::function<void(caf::resumable*)>& f);
@@ -109,17 +147,38 @@ class JobQueue {
     Clock::time_point since;
   };
 
-  // Whether it woke a worker.
-  bool wake_one_if_backlog_locked(Clock::time_point now);
+  // Whether a worker is to be woken (after the mutex is released).
+  bool backlog_locked(Clock::time_point now);
+  // Arms the alarm, or returns true when a worker is to be woken for backlog instead.
+  bool protect_left_behind_locked(Clock::time_point now);
+  // Counts a wake-up and takes the worker out of sleeping_; post wakeup_ after the unlock.
+  void wake_one_locked();
+
+  // Where sleeping workers wait: a POSIX semaphore. post() costs one system call, and
+  // only when a worker waits; a woken worker returns without the mutex. (A
+  // std::condition_variable re-takes the mutex marked contended, so that every unlock
+  // after a wait-up cost a futex wake: one system call per event, issue 29.)
+  class Wakeup {
+   public:
+    Wakeup();
+    ~Wakeup();
+    Wakeup(const Wakeup&) = delete;
+    Wakeup& operator=(const Wakeup&) = delete;
+    void post();
+    void wait();
+
+   private:
+    sem_t sem_;
+  };
   void arm_locked(Clock::time_point deadline);
   void disarm_locked();
 
   const Options options_;
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  Wakeup wakeup_;
   std::deque<Queued> queue_;  // guarded by mu_; oldest first
-  std::size_t sleeping_ = 0;  // guarded by mu_; workers in take()'s wait
-  std::uint64_t wakeups_ = 0; // guarded by mu_
+  std::size_t sleeping_ = 0;  // guarded by mu_; workers in take()'s wait, not yet woken
+  std::atomic<std::uint64_t> wakeups_{0};
   // guarded by mu_; set iff the alarm is armed, to its deadline
   std::optional<Clock::time_point> armed_until_;
   // Last: destroyed first, so that its thread stops before the state it reads goes.

@@ -72,6 +72,7 @@ ProcessorImpl::behavior_type processor(ProcessorImpl::stateful_pointer<Processor
   st.options = std::move(options);
   if (st.options.max_batch == 0) st.options.max_batch = 1;
   if (st.options.group_window == 0) st.options.group_window = 1;
+  declare_brief(self);
   self->set_exit_handler(ignore_graceful_exits(self));
   self->set_down_handler(handed_off([=](caf::down_msg& msg) { self->state.handler_down(msg); }));
   self->attach_functor([owned = st.owned](const caf::error&) {

@@ -687,6 +687,7 @@ struct ReflectorState {
 ReflectorImpl::behavior_type reflector(ReflectorImpl::stateful_pointer<ReflectorState> self,
                                        std::shared_ptr<ListWatch> source, DeltaFIFOActor fifo,
                                        ReflectorOptions options) {
+  declare_brief(self);
   auto& st = self->state;
   st.source = std::move(source);
   st.fifo = std::move(fifo);

@@ -60,7 +60,7 @@ class LazyWakePolicy : public caf::policy::unprofiled {
 // line and INI file can still choose one of CAF's own.
 // Anything but 'lazy_wake' gets what CAF itself would start for that name.
 caf::actor_system::module* make_scheduler(caf::actor_system& system) {
-  const auto policy = caf::get_or(system.config(), "scheduler.policy", caf::atom("sharing"));
+  const auto policy = caf::get_or(system.config(), "scheduler.policy", lazy_wake);
   if (policy == lazy_wake) return new caf::scheduler::coordinator<LazyWakePolicy>(system);
   if (policy == caf::atom("sharing")) return new caf::scheduler::coordinator<caf::policy::work_sharing>(system);
   if (policy == caf::atom("testing")) return new caf::scheduler::test_coordinator(system);
@@ -172,7 +172,7 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // but sharing (and JobQueue) hand jobs over under a mutex, which it sees
 // (scripts/tsan.supp covers the rest); lazy_wake's alarm thread takes the same mutex.
 void configure_scheduler(caf::actor_system_config& config) {
-  config.set("scheduler.policy", caf::atom("sharing"));
+  config.set("scheduler.policy", lazy_wake);
   config.set("scheduler.max-threads", 2);
   config.module_factories.emplace_back(make_scheduler);
 }

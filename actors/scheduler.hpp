@@ -6,19 +6,21 @@
 // "Embedding an informer").
 //
 // Contract
-//   * The profile: CAF's "sharing" policy with 2 worker threads. Idle workers sleep on
-//     its queue without a timeout, so an idle process uses no CPU.
-//   * Opt-in, scheduler.policy 'lazy_wake' (actors/job_queue.hpp): a job a running
-//     worker creates stays with that worker unless a backlog builds, so an event's hops
-//     do not wake the other one (about half the switches, less CPU at 1000 writes/s); a
-//     job that has waited 1 ms beside a sleeping worker (its own worker blocks in a
-//     handler, or is preempted) wakes that one through an alarm, so a handler that
-//     blocks holds its siblings back by about 1 ms, not until it returns. Idle, it
-//     uses no CPU either. The trade-offs and the measurements behind them:
-//     actors/scheduler.cpp.
+//   * The profile: kinformer's own policy, 'lazy_wake' (actors/job_queue.hpp), with 2
+//     worker threads. A job from outside the workers (an I/O thread, the timer) wakes a
+//     sleeping worker; a job a running worker creates stays with that worker unless a
+//     backlog builds, so an event's hops do not wake the other one. The informer's own
+//     actors are declared brief (every_actor.hpp's declare_brief()): what they leave
+//     queued needs no alarm. Any other actor, and a handler's user code (a MayBlock
+//     scope), arms an alarm when it leaves a job beside a sleeping worker, so a job
+//     queued behind one that blocks waits about 1 ms, not until it returns. Idle, every
+//     thread sleeps without a timeout: no CPU. Predicates, transforms and index
+//     functions run inside the brief actors and must not block. The trade-offs and the
+//     measurements behind them: actors/scheduler.cpp.
+//   * scheduler.policy 'sharing' (CAF's: the idle worker wakes for every job) is the
+//     alternative; any other name gets what CAF starts for it.
 //   * Sets the values with set(), so CAF's command line and INI file (when the
-//     program calls parse()) still override them (caf-0.17.md §9); a
-//     scheduler.policy of 'lazy_wake' gets ours, any other what CAF starts for it.
+//     program calls parse()) still override them (caf-0.17.md §9).
 //   * Call once, before the actor_system is constructed.
 // Threading: the config is not shared yet; call from the thread that owns it.
 #pragma once

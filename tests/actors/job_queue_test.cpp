@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -230,6 +231,75 @@ TEST_CASE("idle: once every worker sleeps the alarm is disarmed, so it wakes not
   CHECK_FALSE(queue.armed_until());
 }
 
+// A job type declared brief, as the informer's own actors declare theirs.
+class BriefJob : public FakeJob {};
+
+TEST_CASE("a brief job's worker keeps what it pushes and what its take leaves: no alarm, no wake-up",
+          "[scheduler][unit]") {
+  JobQueue::declare_brief_type(typeid(BriefJob));
+  CHECK(JobQueue::is_brief_type(typeid(BriefJob)));
+  CHECK_FALSE(JobQueue::is_brief_type(typeid(FakeJob)));
+  auto queue = manual_queue(1ms);
+  BriefJob brief, brief_next;
+  FakeJob plain, after_plain;
+  queue.push(&brief, true);         // nobody sleeps yet
+  REQUIRE(queue.take() == &brief);  // this thread now runs a brief job
+  auto taken = sleeping_worker(queue);
+  queue.push(&brief_next, true);  // beside the sleeper, from a brief job
+  queue.push(&plain, true);
+  CHECK_FALSE(queue.armed_until());
+  REQUIRE(queue.take() == &brief_next);  // brief again: `plain` stays queued beside the sleeper
+  CHECK_FALSE(queue.armed_until());
+  CHECK(queue.wakeups() == 0);
+  REQUIRE(queue.take() == &plain);  // a plain job: what it pushes waits for the alarm
+  queue.push(&after_plain, true);
+  const auto armed = queue.armed_until();
+  REQUIRE(armed);
+  queue.on_alarm(*armed);
+  CHECK(queue.wakeups() == 1);
+  CHECK(taken.get() == &after_plain);
+}
+
+TEST_CASE("entering a MayBlock scope in a brief job arms the alarm for what is queued beside a sleeper",
+          "[scheduler][unit]") {
+  JobQueue::declare_brief_type(typeid(BriefJob));
+  auto queue = manual_queue(1ms);
+  BriefJob brief;
+  FakeJob pushed;
+  queue.push(&brief, true);
+  REQUIRE(queue.take() == &brief);
+  auto taken = sleeping_worker(queue);
+  queue.push(&pushed, true);
+  CHECK_FALSE(queue.armed_until());
+  {
+    const JobQueue::MayBlock user_code;  // the brief job calls code that may block
+    const auto armed = queue.armed_until();
+    REQUIRE(armed);
+    queue.on_alarm(*armed);
+    CHECK(queue.wakeups() == 1);
+    CHECK(taken.get() == &pushed);
+  }
+  // After the scope the job is brief again: a push beside a sleeper arms nothing.
+  FakeJob kept, woke;
+  auto second = sleeping_worker(queue);  // its take found the queue empty and disarmed the alarm
+  queue.push(&kept, true);
+  CHECK_FALSE(queue.armed_until());
+  CHECK(queue.wakeups() == 1);
+  queue.push(&woke);  // from outside: wakes the sleeper, which takes the oldest job
+  CHECK(second.get() == &kept);
+}
+
+TEST_CASE("a MayBlock scope on a thread that runs no job of a queue changes nothing", "[scheduler][unit]") {
+  auto queue = manual_queue(1ms);
+  FakeJob job;
+  auto taken = sleeping_worker(queue);
+  std::thread([&] { const JobQueue::MayBlock outside; }).join();
+  CHECK_FALSE(queue.armed_until());
+  CHECK(queue.wakeups() == 0);
+  queue.push(&job);
+  CHECK(taken.get() == &job);
+}
+
 TEST_CASE("with its own alarm, a job left behind a worker that blocks is taken by the sleeping one",
           "[scheduler][unit]") {
   // The first job blocks its worker until the second has run or 10 s have passed: without
@@ -258,15 +328,16 @@ TEST_CASE("on the framework's schedulers a blocked actor holds back the message 
           "[scheduler][actor]") {
   // A router sends to a blocking actor and then to a quick one, as the Processor sends one
   // batch to each of two handlers: the quick one must not wait for the blocked one's worker.
-  // The default profile (sharing) wakes the other worker at once; lazy_wake leaves the quick
-  // one's job behind the blocked one, and its alarm wakes the other worker after 1 ms.
-  // 250 ms leaves room for a loaded 2-core machine's scheduling; without the alarm the
-  // quick one waited the blocked one's 2 s.
-  const bool lazy_wake = GENERATE(false, true);
-  INFO("scheduler.policy: " << (lazy_wake ? "lazy_wake" : "the default"));
+  // sharing wakes the other worker at once; lazy_wake (the default) leaves the quick one's
+  // job behind the blocked one (none of these actors is declared brief), and its alarm
+  // wakes the other worker after 1 ms. 250 ms leaves room for a loaded 2-core machine's
+  // scheduling; without the alarm the quick one waited the blocked one's 2 s.
+  const int policy = GENERATE(0, 1, 2);
+  INFO("scheduler.policy: " << (policy == 0 ? "the default" : policy == 1 ? "sharing" : "lazy_wake"));
   caf::actor_system_config config;
   kinformer::actors::configure_scheduler(config);
-  if (lazy_wake) config.set("scheduler.policy", caf::atom("lazy_wake"));
+  if (policy == 1) config.set("scheduler.policy", caf::atom("sharing"));
+  if (policy == 2) config.set("scheduler.policy", caf::atom("lazy_wake"));
   caf::actor_system system{config};
   std::promise<void> quick_ran;
   auto blocked = system.spawn([]() -> caf::behavior {
@@ -286,11 +357,11 @@ TEST_CASE("on the framework's schedulers a blocked actor holds back the message 
   CHECK(quick_ran.get_future().wait_for(std::chrono::milliseconds(250)) == std::future_status::ready);
 }
 
-TEST_CASE("scheduler.policy lazy_wake runs actors on the framework's own policy", "[scheduler][actor]") {
+TEST_CASE("the default profile runs actors on the framework's own policy, lazy_wake", "[scheduler][actor]") {
   caf::actor_system_config config;
   kinformer::actors::configure_scheduler(config);
-  config.set("scheduler.policy", caf::atom("lazy_wake"));
   caf::actor_system system{config};
+  CHECK(caf::get_or(system.config(), "scheduler.policy", caf::atom("")) == caf::atom("lazy_wake"));
   std::promise<int> got;
   auto echo = system.spawn([&got]() -> caf::behavior { return {[&got](int x) { got.set_value(x + 1); }}; });
   auto router = system.spawn([echo](caf::event_based_actor* self) -> caf::behavior {

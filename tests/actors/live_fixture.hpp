@@ -50,7 +50,7 @@ struct LiveFixture {
   std::shared_ptr<FakeSource> source = std::make_shared<FakeSource>();
 
   static caf::actor_system_config& prepare(caf::actor_system_config& c) {
-    actors::configure_scheduler(c);  // sharing: jobs change threads under a mutex, which TSan sees
+    actors::configure_scheduler(c);  // lazy_wake: jobs change threads under JobQueue's mutex, which TSan sees
     actors::register_errors(c);
     return c;
   }

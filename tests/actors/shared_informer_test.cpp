@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <string>
@@ -264,6 +266,35 @@ TEST_CASE_METHOD(LiveFixture, "stop kills a handler that never finishes after th
   informer.stop();
   CHECK(std::chrono::steady_clock::now() - start < 15s);
   unstick.join();
+}
+
+TEST_CASE_METHOD(InformerFixture, "a handler that blocks holds back its sibling's notification for under 250 ms",
+                 "[shared_informer][actor][scheduler]") {
+  // The informer's actors are brief for the scheduler (actors/job_queue.hpp): the batches the
+  // Processor sends to the two handlers stay queued on its worker with no alarm, and that
+  // worker takes the blocking handler's first. Its user code runs in a MayBlock scope,
+  // which arms the alarm for the sibling's batch: the sleeping worker takes it after 1 ms.
+  // Without that scope the sibling waited the blocking handler's 2 s.
+  auto release = std::make_shared<std::atomic<bool>>(false);
+  HandlerFuncs blocking;
+  blocking.on_add = [release](const ObjectPtr&, bool) {
+    const auto until = std::chrono::steady_clock::now() + 2s;
+    while (!*release && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(1ms);
+  };
+  auto sibling_got = std::make_shared<std::promise<void>>();  // shared: the handler may outlive a failed check
+  auto sibling_future = sibling_got->get_future();
+  HandlerFuncs sibling;
+  sibling.on_add = [sibling_got](const ObjectPtr&, bool) { sibling_got->set_value(); };  // one add: set once
+  REQUIRE(informer->add_handler(blocking));  // registered first: its batch is sent first
+  REQUIRE(informer->add_handler(sibling));
+  informer->run();
+  REQUIRE(informer->wait_for_sync(20s));
+  // Both workers go idle first; had one stayed awake, the check below could only pass.
+  std::this_thread::sleep_for(100ms);
+  source->add(pod("a", "1"));
+  const bool in_time = sibling_future.wait_for(250ms) == std::future_status::ready;
+  *release = true;
+  CHECK(in_time);
 }
 
 // upstream: TestSharedInformerErrorHandling (item 42, as the informer surfaces it)
