@@ -77,9 +77,13 @@ class JobQueue {
     /// with 1 or 2, the other worker woke as often as under sharing (actors/scheduler.cpp).
     std::size_t backlog_jobs = 4;
     /// Age of the oldest queued job beyond which a push or take wakes a sleeping
-    /// worker. Default 200 µs: with 20 or 50 µs, the other worker woke as often as
-    /// under sharing (actors/scheduler.cpp).
-    std::chrono::microseconds backlog_wait{200};
+    /// worker: in a flood, the second worker joins once jobs wait this long. Default
+    /// 50 µs: with 200 µs, since brief jobs arm no alarm, floods ran on one worker
+    /// (bench_pipeline's informer_pipeline 363k against sharing's 538k events/s); with
+    /// 50 µs 545k, and still 2.3 context switches per event at 1000 writes/s
+    /// (actors/scheduler.cpp). Stop 37, before brief jobs, measured 20 and 50 µs waking
+    /// the other worker as often as sharing.
+    std::chrono::microseconds backlog_wait{50};
     /// Age beyond which a job queued beside a sleeping worker wakes it through the
     /// alarm. Default 1 ms: see actors/scheduler.cpp for what was measured.
     std::chrono::microseconds left_behind_wait{1000};

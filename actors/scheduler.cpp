@@ -69,24 +69,50 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 
 }  // namespace
 
-// The default: CAF's "sharing" policy with 2 workers; idle workers sleep on its queue with
-// no timeout (idle: 0 % of a core), and the idle worker wakes for every job enqueued.
-//
-// Opt-in, scheduler.policy 'lazy_wake': two workers over one JobQueue
+// The default, scheduler.policy 'lazy_wake': two workers over one JobQueue
 // (actors/job_queue.hpp): a job from outside the workers (an I/O thread, the timer)
 // wakes one; a job a running worker creates stays with that worker unless more than 4
-// are queued or the oldest has waited over 200 µs; and an alarm (actors/wake_alarm.hpp,
-// after Go's sysmon) wakes a sleeping worker for a job that has waited 1 ms beside it.
+// are queued or the oldest has waited over 50 µs; and an alarm (actors/wake_alarm.hpp,
+// after Go's sysmon) wakes a sleeping worker for a job that has waited 1 ms beside it,
+// unless the job that worker runs is brief (the informer's own actors, outside a
+// handler's user code). The alternative, scheduler.policy 'sharing', is CAF's: idle
+// workers sleep on its queue with no timeout, and the idle worker wakes for every job.
 //
-// What lazy_wake saves against sharing (issue 29): sharing wakes the idle worker on
-// every enqueue, and an informer event crosses Reflector -> DeltaFIFO -> Controller ->
-// Processor -> handler in about nine messages of a few µs each. perf record -g of
-// bench_vs_client_go's informer at 100 writes/s under sharing: 5.9 context switches
-// per event; 20 % of samples in finish_task_switch (this VM's pvm_irq_enable), 13 % in
-// futex waits and wakes, 3.4 % waiting for the queue's mutex, the actors' own code a
-// few % each; the I/O thread (epoll, recv, parse, the hand-off) took 46 % of samples.
-// At 1000 writes/s (one run each, load ~3): finish_task_switch 43 % of samples under
-// sharing, 24 % under lazy_wake.
+// Why lazy_wake became the default (issue 29, this stop): counted with perf record -e
+// raw_syscalls:sys_enter on bench_vs_client_go's informer at 1000 writes/s, an event cost
+// 12-13 system calls under sharing: 7.3 futex calls (the two workers woke each other for
+// every hop, 2.6 of them wakes of the queue's mutex, which a condition variable re-takes
+// marked contended), 2 epoll_wait, 2 recvmsg and 1 timerfd_settime on the I/O thread. In
+// this VM a system call's kernel side is dear: 62 % of the informer's samples were kernel,
+// 31 % under futex and 12 % under epoll_wait. lazy_wake as it was saved the hops' wakes but
+// armed and disarmed its alarm on almost every event (4 takes per event left jobs beside a
+// sleeper: 2 timerfd_settime). Now:
+//   * the informer's actors (Reflector, DeltaFIFO, Controller, Processor and the handler
+//     actor built from functions) declare themselves brief, so what they leave queued
+//     needs no alarm; the handler's user code runs in a MayBlock scope, which arms it;
+//   * sleeping workers wait on a semaphore, posted after the queue's mutex is released;
+//   * (runtime/http/client.cpp) a watch's deadline is one timer for the whole stream, and
+//     a plain TCP watch is read without Beast's post.
+// Per event at 1000 writes/s: 5 system calls (1 epoll_wait, 2 recvfrom, 1 futex wake on
+// the I/O thread, 1 futex wait on a worker) and 2.3 context switches (client-go: 5.3).
+// bench_vs_client_go, 3 full runs of this default (load 1.0-1.9), client-go / ours CPU:
+// 100 writes/s 1.92-2.16, 1000 writes/s 2.49-2.57, 10000 writes/s 2.48-4.99; 2 full runs
+// of sharing on a build with the same HTTP changes: 1.48-1.63 and 1.74-1.89 (README
+// "Against client-go"). The backlog wait went from 200 to 50 µs: with brief jobs arming
+// no alarm, floods ran on one worker (bench_pipeline's one-handler informer_pipeline 363k
+// against sharing's 538k events/s; 545k with 50 µs), and the switches per event at 1000
+// writes/s stayed at 2.3.
+//
+// Handler isolation and the brief contract: a job left behind a brief job waits until
+// that job returns. The informer's actors return within microseconds unless user code
+// they call without a MayBlock scope blocks: predicates (Processor), transforms
+// (DeltaFIFO) and index functions (Controller) must not block, as in client-go, where they
+// run on the informer's own goroutines. A handler that blocks is covered:
+// tests/actors/shared_informer_test.cpp checks that a sibling handler gets its batch
+// within 250 ms while the first blocks (2 s without the MayBlock scope). Any actor that
+// does not declare itself brief, users' own included, gets the alarm as before. A
+// worker preempted in a brief job also holds its queued jobs until it runs again, where
+// sharing's other worker would take them: a cost in the tail when the machine is loaded.
 //
 // Handler isolation, and why the alarm: without it, a job left behind the one a worker
 // takes waited for that job to end, however long, unless a later push found a backlog:
@@ -116,8 +142,9 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // caps what such a worker adds to their latency near 1 ms. Other bounds were not
 // measured.
 //
-// Why sharing stays the default: lazy_wake is cheaper at 1000 writes/s, no cheaper at
-// 100/s, and its tail is no shorter. bench_vs_client_go --phases idle,rate --caf
+// Earlier (stop 37), when sharing stayed the default: lazy_wake, still arming its alarm
+// for every job left behind, was cheaper at 1000 writes/s, no cheaper at 100/s, and its
+// tail no shorter. bench_vs_client_go --phases idle,rate --caf
 // --scheduler.policy=lazy_wake and =sharing, one binary, alternating, 12 runs each in
 // three batches (load 0.7-3.2 for 9, 4.7-7.0 for 3, the machine shared with other
 // builds and benches; in the first 4, perf stat counted every informer's
@@ -147,9 +174,6 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // (1 job, 20 µs) and (2 jobs, 50 µs) woke the other worker as often as sharing (5.2-5.9
 // switches per event at 100/s); (8 jobs, 1 ms) saved no more (3.2 and 2.8 per event at
 // 100 and 1000/s).
-// A user who wants the CPU at 1000 writes/s may set scheduler.policy to 'lazy_wake';
-// handlers that block no longer hold their siblings back.
-//
 // Why not CAF's default (work stealing, 4 threads): after each job an idle worker
 // polls 100 times, then 500 times with a 50 µs sleep between polls (~25 ms), then
 // wakes every 10 ms to steal. perf record -g on pod_logger at 100 writes/s: 64 % of
