@@ -34,8 +34,10 @@ void JobQueue::declare_brief_type(const std::type_info& type) {
 
 bool JobQueue::is_brief_type(const std::type_info& type) noexcept {
   const std::size_t n = brief_type_count.load(std::memory_order_acquire);
-  for (std::size_t i = 0; i < n; ++i)
-    if (*brief_types[i].load(std::memory_order_relaxed) == type) return true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::type_info* known = brief_types[i].load(std::memory_order_relaxed);
+    if (known == &type || *known == type) return true;  // the pointers first: == may compare names
+  }
   return false;
 }
 

@@ -8,6 +8,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/sec.hpp>
 
+#include "actors/job_queue.hpp"
+
 namespace kinformer::actors::detail {
 
 void ProcessorState::request_failed(RegistrationId id, std::uint64_t seq, const caf::error& err) {
@@ -132,7 +134,12 @@ void ProcessorState::revive(RegistrationId id, std::uint64_t gen) {
   const bool then_restart = backing_off->then_restart;
   member.lifecycle = Serving{};
   if (then_restart) {
-    member.actor = member.registration->factory(self->system());
+    {
+      // A user's factory, and the start of the actor it spawns, run here, inside the
+      // brief Processor (actors/job_queue.hpp).
+      const JobQueue::MayBlock user_code;
+      member.actor = member.registration->factory(self->system());
+    }
     member.owned = true;
     (*owned)[id] = caf::actor_cast<caf::actor>(member.actor);
     self->monitor(member.actor);
