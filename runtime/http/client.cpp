@@ -4,6 +4,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/read_size.hpp>
 #include <boost/beast/http.hpp>
 #include <future>
 #include <limits>
@@ -73,6 +74,9 @@ std::string describe_read_error(const beast::error_code& ec) {
   if (ec == beast::error::timeout) return "timed out";
   if (ec == bhttp::error::partial_message) return "the stream was cut off inside a chunk (truncated)";
   if (ec == net::error::eof || ec == bhttp::error::end_of_stream) return "the server closed the connection";
+  if (ec == bhttp::error::buffer_overflow)
+    return "the server sent over " + std::to_string(Connection::max_buffered >> 20) +
+           " MiB the parser could not use (a header or chunk header without its end)";
   return ec.message();
 }
 
@@ -301,8 +305,12 @@ struct Client::Impl {
     }
     if (!op->connection->is_tls()) {
       auto& buffer = op->connection->buffer();
+      const std::size_t room = beast::read_size(buffer, 64 * 1024);  // as Beast's reads size theirs
+      if (room == 0)
+        return end(op, Error{Errc::connection_failed,
+                             "watch stream failed: " + describe_read_error(bhttp::error::buffer_overflow)});
       op->connection->tcp().socket().async_read_some(
-          buffer.prepare(std::max<std::size_t>(buffer.capacity() - buffer.size(), 4096)),
+          buffer.prepare(room),
           [this, op](beast::error_code ec, std::size_t n) {
             if (op->cancelled || op->ended) return;
             after_read(op, plain_read(*op, ec, n));

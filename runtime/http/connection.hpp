@@ -16,6 +16,10 @@
 //   * make_tls_context() builds the client context once per Client: CA PEM (or the
 //     system's paths), client certificate and key, verification mode.
 //   * The read buffer reserves 64 KiB, so one read takes up to 64 KiB of the stream.
+//   * The read buffer holds at most max_buffered (1 MiB) that the parser has not used yet
+//     (a header, a chunk header and its extensions): past that, a read fails with
+//     http::error::buffer_overflow instead of growing, so a server that never ends a line
+//     cannot grow the client's memory (Beast's reads size themselves with read_size()).
 // Threading: every member runs on the io_context's thread.
 #pragma once
 
@@ -25,6 +29,7 @@
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -46,6 +51,8 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 class Connection {
  public:
+  static constexpr std::size_t max_buffered = 1024 * 1024;
+
   using Opened = std::function<void(Result<std::shared_ptr<Connection>>)>;
 
   /// Opens a connection; `done` runs on the io_context's thread exactly once.
@@ -71,7 +78,7 @@ class Connection {
  private:
   std::shared_ptr<net::ssl::context> tls_;  // outlives stream_'s SSL object
   std::variant<PlainStream, TlsStream> stream_;
-  beast::flat_buffer buffer_;
+  beast::flat_buffer buffer_{max_buffered};
 };
 
 }  // namespace kinformer::http::detail

@@ -15,7 +15,9 @@
 #include "runtime/http/client.hpp"
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/objects.hpp"
+#include "tests/support/heap_in_use.hpp"
 #include "tests/support/raw_http_server.hpp"
+#include "tests/support/test_certs.hpp"
 
 using kinformer::Errc;
 using kinformer::testing::eventually;
@@ -297,4 +299,50 @@ TEST_CASE("a stream that ends before its deadline ends once, cleanly, and its de
   CHECK(sink->end() == "clean");
   std::this_thread::sleep_for(500ms);  // past the deadline: a timer left running would end it again
   CHECK(sink->ends() == 1);
+}
+
+TEST_CASE("a server that never ends a chunk header fails the stream with the client's memory bounded",
+          "[http][hostile][integration]") {
+  // 64 MiB of one chunk extension, no CRLF: the parser can use none of it, and the
+  // connection's buffer stops at 1 MiB (runtime/http/connection.hpp) instead of growing.
+  // Both reads: the plain one on the socket and Beast's under TLS.
+  const bool tls = GENERATE(false, true);
+  INFO((tls ? "TLS" : "plain TCP"));
+  kinformer::testing::TestCerts certs;
+  REQUIRE(certs.ok());
+  // Built before the heap is measured and moved out to the one request, so that the
+  // server's 64 MiB in this process do not count as the client's.
+  std::vector<RawPart> parts{{RawHttpServer::chunked_head() + "5;"}};
+  for (int i = 0; i < 64; ++i) parts.push_back({std::string(1 << 20, 'x')});
+  parts.push_back({"", true});
+  RawHttpServer server(
+      [&](const std::string&, std::size_t) -> std::vector<RawPart> { return std::move(parts); },
+      tls ? kinformer::testing::RawTls{certs.path("server.crt"), certs.path("server.key"), ""}
+          : kinformer::testing::RawTls{});
+  kinformer::http::ClientConfig config;
+  config.server = server.url();
+  if (tls) config.ca_pem = certs.read("ca.crt");
+  auto client = make_client(config);
+  auto sink = std::make_shared<RecordingSink>();
+  const long before = kinformer::testing::heap_in_use();
+  auto handle = client->stream(pods_path + "?watch=true", sink, 0ms);
+  eventually([&] { return sink->ends() > 0; }, "the stream's end once its buffer is full");
+  CHECK(sink->end().find("the server sent over 1 MiB the parser could not use") != std::string::npos);
+  CHECK(kinformer::testing::heap_in_use() - before < 16L * 1024 * 1024);  // 201 MB before the bound
+  CHECK(server.parts_written() < 40);  // the client stopped reading long before the 64 MiB
+}
+
+TEST_CASE("a plain stream whose first event arrives with the response header delivers it at once",
+          "[http][integration]") {
+  // Header and event in one write: the header's read takes the event too, and the socket
+  // has nothing more to signal, so the client must parse what it already holds.
+  RawHttpServer server([&](const std::string&, std::size_t) -> std::vector<RawPart> {
+    return {{RawHttpServer::chunked_head() + RawHttpServer::chunk(event("ADDED", "a", "1"))}, {"", true}};
+  });
+  auto client = make_client(server.url());
+  auto sink = std::make_shared<RecordingSink>();
+  auto handle = client->stream(pods_path + "?watch=true", sink, 0ms);
+  eventually([&] { return sink->body().find(R"("name":"a")") != std::string::npos; },
+             "the event that came with the header");
+  CHECK(sink->ends() == 0);
 }

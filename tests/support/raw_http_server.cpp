@@ -5,6 +5,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -93,6 +95,13 @@ void RawHttpServer::accept_loop() {
 }
 
 void RawHttpServer::serve(int fd) {
+  // A client that closes while a part is being written must end this connection, not the
+  // test process: SIGPIPE from a write goes to the writing thread, and SSL_write, unlike
+  // send(MSG_NOSIGNAL), has no flag to stop it.
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
   SSL* ssl = nullptr;
   if (ssl_ctx_) {
     ssl = SSL_new(static_cast<SSL_CTX*>(ssl_ctx_));

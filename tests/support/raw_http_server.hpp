@@ -10,6 +10,8 @@
 //     one request head, passes it to the script and writes the returned parts in
 //     order (a part of Pause::hold keeps the connection open until the server stops),
 //     then closes the connection.
+//   * A client that closes while a part is written ends that connection only (SIGPIPE is
+//     blocked on connection threads, so a TLS write fails instead of killing the process).
 //   * requests() counts the request heads seen; heads() returns them.
 //   * The destructor stops accepting, wakes held connections and joins every thread.
 // Threading: the script runs on connection threads (one per connection).
