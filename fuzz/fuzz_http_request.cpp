@@ -1,11 +1,15 @@
 // fuzz/fuzz_http_request.cpp: the API server's request framing (issue 33): Beast's
-// request parser with the server's limits, fed through a read buffer bounded as the
-// server bounds it (runtime/http_framing.hpp), in pieces whose sizes the first byte
-// picks. The second byte inserts that many KiB of one of the input's bytes, at the place
-// the third byte picks (its share of 256 of the input), so inputs within scripts/fuzz's
-// 16 KiB reach past the 64 KiB bounds (a trailer field's value). Any input must end in a whole request, a framing error or a full buffer, never
-// an exception (Beast threw length_error for a 70 000-byte trailer field and aborted the
-// process), and the Transfer-Encoding check must hold for every parsed header.
+// request parser with the server's limits, fed as the server feeds it (BufferedPut,
+// runtime/http/framed_read.hpp) through a read buffer bounded as the server bounds it
+// (runtime/http_framing.hpp), in pieces whose sizes the first byte picks. The second
+// byte inserts that many KiB of one of the input's bytes, at the place the third byte
+// picks (its share of 256 of the input), so inputs within scripts/fuzz's 16 KiB reach
+// past the 64 KiB bounds (a trailer field's value). Any input must end in a whole
+// request, a framing error or a full buffer, never an exception (Beast threw
+// length_error for a 70 000-byte trailer field and aborted the process) or an assertion
+// (Beast asserted on an empty chunked body fed a byte at a time: the seed
+// empty_chunked_bytewise), and the Transfer-Encoding check must hold for every parsed
+// header.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +19,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include "runtime/http/framed_read.hpp"
 #include "runtime/http_framing.hpp"
 
 namespace http = boost::beast::http;
@@ -30,15 +35,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   http::request_parser<http::string_body> parser;
   parser.header_limit(kinformer::max_header_bytes);
   parser.body_limit(3 * 1024 * 1024);
-  boost::beast::error_code ec;
+  parser.eager(true);
+  kinformer::http::BufferedPut put;
   while (!parser.is_done()) {
-    if (buffer.size() > 0) {
-      auto used = parser.put(buffer.data(), ec);
-      buffer.consume(used);
-      if (ec && ec != http::error::need_more) break;
-      if (parser.is_header_done()) (void)kinformer::transfer_encoding_supported(parser.get());
-      if (parser.is_done()) break;
-    }
+    if (put(parser, buffer)) break;
+    if (parser.is_header_done()) (void)kinformer::transfer_encoding_supported(parser.get());
+    if (parser.is_done()) break;
     // The server's read: as much as the bounded buffer takes; a full one is buffer_overflow.
     const auto room = buffer.max_size() - buffer.size();
     if (room == 0 || input.empty()) break;

@@ -15,6 +15,7 @@
 
 #include "runtime/accept_loop.hpp"
 #include "runtime/connection_registry.hpp"
+#include "runtime/http/framed_read.hpp"
 #include "runtime/http_framing.hpp"
 #include "runtime/io_loop.hpp"
 #include "runtime/tcp_listen.hpp"
@@ -23,7 +24,7 @@ namespace kinformer {
 
 namespace net = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
+namespace bhttp = beast::http;
 using tcp = net::ip::tcp;
 
 namespace {
@@ -32,7 +33,7 @@ constexpr std::size_t max_request_bytes = 8 * 1024;
 constexpr auto idle_timeout = std::chrono::seconds(30);
 
 struct Answer {
-  http::status status;
+  bhttp::status status;
   std::string content_type;
   std::string body;
 };
@@ -62,8 +63,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session> 
     parser_->header_limit(max_request_bytes);
     parser_->body_limit(max_request_bytes);
     stream_.expires_after(idle_timeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    http::async_read_message(stream_, buffer_, *parser_,
+                             [self = shared_from_this()](beast::error_code ec) { self->on_read(ec); });
   }
 
   void shutdown() {
@@ -75,47 +76,47 @@ class Session : public Connection, public std::enable_shared_from_this<Session> 
   void on_read(beast::error_code ec) {
     connections_.set_phase(this, ConnectionRegistry::Phase::busy);
     // buffer_overflow: a chunked trailer larger than the read buffer (http_framing.hpp).
-    if (ec == http::error::header_limit || ec == http::error::body_limit || ec == http::error::buffer_overflow)
-      return send({http::status::payload_too_large, "text/plain", "request too large\n"}, false);
+    if (ec == bhttp::error::header_limit || ec == bhttp::error::body_limit || ec == bhttp::error::buffer_overflow)
+      return send({bhttp::status::payload_too_large, "text/plain", "request too large\n"}, false);
     if (ec) return shutdown();  // end of stream, timeout, reset, malformed: nothing to answer
     const auto& request = parser_->get();
     if (!transfer_encoding_supported(request))
-      return send({http::status::not_implemented, "text/plain", "only the chunked transfer encoding\n"}, false);
+      return send({bhttp::status::not_implemented, "text/plain", "only the chunked transfer encoding\n"}, false);
     send(answer(request), request.keep_alive());
   }
 
-  Answer answer(const http::request<http::string_body>& request) const {
-    if (request.method() != http::verb::get && request.method() != http::verb::head)
-      return {http::status::method_not_allowed, "text/plain", "only GET\n"};
+  Answer answer(const bhttp::request<bhttp::string_body>& request) const {
+    if (request.method() != bhttp::verb::get && request.method() != bhttp::verb::head)
+      return {bhttp::status::method_not_allowed, "text/plain", "only GET\n"};
     auto target = std::string_view(request.target().data(), request.target().size());
     target = target.substr(0, target.find('?'));  // Prometheus may add query parameters
     if (target == "/metrics")
-      return {http::status::ok, "text/plain; version=0.0.4; charset=utf-8", registry_.render()};
-    if (target == "/healthz") return {http::status::ok, "text/plain", "ok\n"};
+      return {bhttp::status::ok, "text/plain; version=0.0.4; charset=utf-8", registry_.render()};
+    if (target == "/healthz") return {bhttp::status::ok, "text/plain", "ok\n"};
     if (target == "/readyz") {
       try {
         if (options_.ready && !options_.ready())
-          return {http::status::service_unavailable, "text/plain", "not ready\n"};
+          return {bhttp::status::service_unavailable, "text/plain", "not ready\n"};
       } catch (const std::exception& e) {
-        return {http::status::service_unavailable, "text/plain",
+        return {bhttp::status::service_unavailable, "text/plain",
                 std::string("not ready: ") + e.what() + "\n"};
       }
       auto waiting = registry_.not_ready();  // e.g. informers that have not synced
-      if (waiting.empty()) return {http::status::ok, "text/plain", "ok\n"};
+      if (waiting.empty()) return {bhttp::status::ok, "text/plain", "ok\n"};
       std::string body = "not ready:";
       for (const auto& name : waiting) body += "\n  " + name;
-      return {http::status::service_unavailable, "text/plain", body + "\n"};
+      return {bhttp::status::service_unavailable, "text/plain", body + "\n"};
     }
-    return {http::status::not_found, "text/plain", "not found: try /metrics, /healthz or /readyz\n"};
+    return {bhttp::status::not_found, "text/plain", "not found: try /metrics, /healthz or /readyz\n"};
   }
 
   void send(Answer answer, bool keep_alive) {
-    auto res = std::make_shared<http::response<http::string_body>>(answer.status, 11);
-    res->set(http::field::content_type, answer.content_type);
+    auto res = std::make_shared<bhttp::response<bhttp::string_body>>(answer.status, 11);
+    res->set(bhttp::field::content_type, answer.content_type);
     res->keep_alive(keep_alive);
     res->body() = std::move(answer.body);
     res->prepare_payload();
-    http::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
+    bhttp::async_write(stream_, *res, [self = shared_from_this(), res](beast::error_code ec, std::size_t) {
       if (ec || !res->keep_alive()) return self->shutdown();
       self->read();
     });
@@ -123,7 +124,7 @@ class Session : public Connection, public std::enable_shared_from_this<Session> 
 
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_{2 * max_request_bytes};  // bounds the unparsed bytes: header and trailer
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   const MetricsServerOptions& options_;
   MetricsRegistry& registry_;
   ConnectionRegistry& connections_;

@@ -13,6 +13,7 @@
 
 #include "runtime/http/api_status.hpp"
 #include "runtime/http/connection.hpp"
+#include "runtime/http/framed_read.hpp"
 
 namespace kinformer::http {
 namespace {
@@ -112,6 +113,7 @@ struct Client::Impl {
     // Declared before the parser: Beast keeps a pointer to it.
     std::function<std::size_t(std::uint64_t, beast::string_view, beast::error_code&)> on_chunk;
     std::unique_ptr<bhttp::response_parser<bhttp::string_body>> parser;
+    BufferedPut put_body;  // the body's bytes into `parser`
     std::atomic<bool> paused{false};
     bool parked = false;     // I/O thread: paused between reads
     bool cancelled = false;  // I/O thread
@@ -188,11 +190,11 @@ struct Client::Impl {
           stream, op->request, [this, op, connection, reused](beast::error_code ec, std::size_t) {
             if (ec) return failed(op, connection, reused, ec);
             connection->visit([&](auto& s) {
-              bhttp::async_read(s, connection->buffer(), *op->parser,
-                                [this, op, connection, reused](beast::error_code ec, std::size_t) {
-                                  if (ec) return failed(op, connection, reused, ec);
-                                  received(op, connection);
-                                });
+              async_read_message(s, connection->buffer(), *op->parser,
+                                 [this, op, connection, reused](beast::error_code ec) {
+                                   if (ec) return failed(op, connection, reused, ec);
+                                   received(op, connection);
+                                 });
             });
           });
     });
@@ -280,15 +282,15 @@ struct Client::Impl {
                         "watch stream failed: " + describe_read_error(beast::error::timeout)});
         });
       }
-      // The header's read may have taken the body's first bytes: a plain stream parses
-      // them now, since the socket may not become readable again for them.
-      if (!op->connection->is_tls() && op->connection->buffer().size() > 0) return after_read(op, parse_buffered(*op));
+      // The header's read may have taken the body's first bytes: they are parsed now,
+      // since the socket may not become readable again for them.
+      if (op->connection->buffer().size() > 0) return after_read(op, op->put_body(*op->parser, op->connection->buffer()));
       return read_more(op);
     }
     op->parser->body_limit(max_error_body);
     op->connection->visit([&](auto& s) {
-      bhttp::async_read(
-          s, op->connection->buffer(), *op->parser, [this, op, status](beast::error_code, std::size_t) {
+      async_read_message(
+          s, op->connection->buffer(), *op->parser, [this, op, status](beast::error_code) {
             if (op->cancelled) return;
             auto& message = op->parser->get();
             const std::string body = op->error_body.empty() ? message.body() : op->error_body;
@@ -303,32 +305,26 @@ struct Client::Impl {
       op->parked = true;  // the socket is not read: TCP's window closes on the server
       return;
     }
-    if (!op->connection->is_tls()) {
-      auto& buffer = op->connection->buffer();
-      const std::size_t room = beast::read_size(buffer, 64 * 1024);  // as Beast's reads size theirs
-      if (room == 0)
-        return end(op, Error{Errc::connection_failed,
-                             "watch stream failed: " + describe_read_error(bhttp::error::buffer_overflow)});
-      op->connection->tcp().socket().async_read_some(
-          buffer.prepare(room),
-          [this, op](beast::error_code ec, std::size_t n) {
-            if (op->cancelled || op->ended) return;
-            after_read(op, plain_read(*op, ec, n));
-          });
-      return;
-    }
-    op->connection->visit([&](auto& s) {
-      bhttp::async_read_some(s, op->connection->buffer(), *op->parser,
-                             [this, op](beast::error_code ec, std::size_t) { after_read(op, ec); });
-    });
+    auto& buffer = op->connection->buffer();
+    const std::size_t room = beast::read_size(buffer, 64 * 1024);  // as Beast's reads size theirs
+    if (room == 0)
+      return end(op, Error{Errc::connection_failed,
+                           "watch stream failed: " + describe_read_error(bhttp::error::buffer_overflow)});
+    auto on_read = [this, op](beast::error_code ec, std::size_t n) {
+      if (op->cancelled || op->ended) return;
+      after_read(op, body_read(*op, ec, n));
+    };
+    // A plain stream reads straight on the socket: its completion runs as soon as the
+    // reactor has read, where basic_stream's completes through a post that costs a
+    // non-blocking epoll_wait before the handler runs (5 system calls per watch event
+    // instead of 6, issue 29). TLS reads through OpenSSL.
+    if (!op->connection->is_tls()) return op->connection->tcp().socket().async_read_some(buffer.prepare(room), on_read);
+    op->connection->visit([&](auto& s) { s.async_read_some(buffer.prepare(room), on_read); });
   }
 
-  // A plain TCP watch body's read, straight on the socket: its completion runs as soon
-  // as the reactor has read, where Beast's async_read_some completes through a post that
-  // costs a non-blocking epoll_wait before the handler runs (5 system calls per watch
-  // event instead of 6, issue 29). Parses what was read as Beast would. TLS streams keep
-  // Beast's read, which runs the bytes through OpenSSL.
-  beast::error_code plain_read(StreamOp& op, beast::error_code ec, std::size_t n) {
+  // A watch body's read: parses what was read as Beast's read would, through BufferedPut
+  // (framed_read.hpp).
+  beast::error_code body_read(StreamOp& op, beast::error_code ec, std::size_t n) {
     if (ec == net::error::eof) {
       ec = {};
       op.parser->put_eof(ec);  // a body cut short is partial_message
@@ -337,19 +333,7 @@ struct Client::Impl {
     }
     if (ec) return ec;
     op.connection->buffer().commit(n);
-    return parse_buffered(op);
-  }
-
-  // Feeds the buffered bytes to the parser; what it cannot use yet stays buffered.
-  beast::error_code parse_buffered(StreamOp& op) {
-    auto& buffer = op.connection->buffer();
-    beast::error_code ec;
-    while (buffer.size() > 0 && !op.parser->is_done()) {
-      buffer.consume(op.parser->put(buffer.data(), ec));
-      if (ec == bhttp::error::need_more) return {};
-      if (ec) return ec;
-    }
-    return ec;
+    return op.put_body(*op.parser, op.connection->buffer());
   }
 
   void after_read(const std::shared_ptr<StreamOp>& op, const beast::error_code& ec) {

@@ -134,6 +134,7 @@ void RawHttpServer::serve(int fd) {
       }
       if (!io.write(part.bytes)) break;
       ++parts_written_;
+      std::this_thread::sleep_for(part.then);
     }
   }
   if (ssl) {

@@ -8,7 +8,8 @@
 // Contract
 //   * Binds 127.0.0.1 on a free port; every connection gets its own thread, reads
 //     one request head, passes it to the script and writes the returned parts in
-//     order (a part of Pause::hold keeps the connection open until the server stops),
+//     order (a part with hold keeps the connection open until the server stops; one
+//     with `then` pauses after it is written),
 //     then closes the connection.
 //   * A client that closes while a part is written ends that connection only (SIGPIPE is
 //     blocked on connection threads, so a TLS write fails instead of killing the process).
@@ -18,6 +19,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,10 +36,12 @@ struct RawTls {
   std::string client_ca_file;  // "" = no client certificate asked for
 };
 
-/// One piece of an answer: bytes to write, or hold = keep the connection open.
+/// One piece of an answer: bytes to write, or hold = keep the connection open; `then`:
+/// a pause after writing it, so that the client reads it on its own.
 struct RawPart {
   std::string bytes;
   bool hold = false;
+  std::chrono::milliseconds then{0};
 };
 
 class RawHttpServer {
