@@ -1,6 +1,7 @@
 #include "apiserver/schema.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -43,6 +44,9 @@ std::string check_schema(const json& s, const std::string& path) {
       if (!name.is_string()) return path + ".required must be an array of strings";
   }
   if (auto e = s.find("enum"); e != s.end() && !e->is_array()) return path + ".enum must be an array";
+  // Read as booleans by the walk (has_type); a string here threw type_error out of it.
+  for (const char* flag : {"nullable", "x-kubernetes-int-or-string"})
+    if (auto f = s.find(flag); f != s.end() && !f->is_boolean()) return path + "." + flag + " must be a boolean";
   if (auto p = s.find("properties"); p != s.end()) {
     if (!p->is_object()) return path + ".properties must be an object";
     for (auto it = p->begin(); it != p->end(); ++it)
@@ -63,8 +67,11 @@ std::string type_of(const json& v) {
   if (v.is_boolean()) return "boolean";
   if (v.is_number_integer() || v.is_number_unsigned()) return "integer";
   if (v.is_number_float()) {
-    double d = v.get<double>();
-    return d == static_cast<double>(static_cast<long long>(d)) ? "integer" : "number";
+    // A whole float is an integer within ±(2^53 - 1), as go-openapi's
+    // IsFloat64AJSONInteger decides; beyond that a cast to an integer type was undefined.
+    const double d = v.get<double>();
+    constexpr double max_exact = 9007199254740991.0;
+    return std::fabs(d) <= max_exact && d == std::trunc(d) ? "integer" : "number";
   }
   return "null";
 }

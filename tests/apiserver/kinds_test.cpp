@@ -385,6 +385,15 @@ TEST_CASE("hostile CRDs and custom resources get a client error and the server k
     CHECK(reply.status >= 400);
     CHECK(reply.status < 500);
   }
+  SECTION("a schema flag that is not a boolean is refused, so no object can trip over it later") {
+    auto crd = widget_crd();
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["size"]["nullable"] =
+        "yes";
+    auto reply = t.request("POST", crds, crd.dump());
+    INFO(reply.body.substr(0, 300));
+    CHECK(reply.status == 422);
+    CHECK(reply.body.find("nullable must be a boolean") != std::string::npos);
+  }
   SECTION("a custom resource with 50,000 violations is one bounded 422") {
     REQUIRE(t.request("POST", crds, widget_crd().dump()).status == 201);
     json parts = json::array();
@@ -411,6 +420,16 @@ TEST_CASE("the schema validator reports types, required fields and nested paths"
   CHECK(causes[0].field == "spec.a");
   CHECK(causes[1].field == "spec.i");
   CHECK(causes[2].field == "spec.m[k]");
+  // A whole float is an integer up to 2^53 - 1, as go-openapi decides (fuzz_schema: 6.6e37
+  // was cast to long long, undefined behaviour).
+  CHECK((*schema)->validate(json::parse(R"({"spec":{"a":3.0}})"), unbounded).empty());
+  auto huge = (*schema)->validate(json::parse(R"({"spec":{"a":6.6e37}})"), unbounded);
+  REQUIRE(huge.size() == 1);
+  CHECK(huge[0].field == "spec.a");
+  CHECK(huge[0].message.find("must be of type integer") != std::string::npos);
   CHECK_FALSE(OpenApiSchema::parse(json::parse(R"({"type":"strng"})")));
   CHECK_FALSE(OpenApiSchema::parse(json::parse(R"({"properties":{"a":{"required":"x"}}})")));
+  // Flags the walk reads as booleans (fuzz_schema: a string threw out of validate()).
+  CHECK_FALSE(OpenApiSchema::parse(json::parse(R"({"properties":{"a":{"nullable":"yes"}}})")));
+  CHECK_FALSE(OpenApiSchema::parse(json::parse(R"({"items":{"x-kubernetes-int-or-string":1}})")));
 }
