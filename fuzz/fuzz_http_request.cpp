@@ -1,6 +1,6 @@
 // fuzz/fuzz_http_request.cpp: the API server's request framing (issue 33): Beast's
 // request parser with the server's limits, fed as the server feeds it (BufferedPut,
-// runtime/http/framed_read.hpp) through a read buffer bounded as the server bounds it
+// runtime/framed_read.hpp) through a read buffer bounded as the server bounds it
 // (runtime/http_framing.hpp), in pieces whose sizes the first byte picks. The second
 // byte inserts that many KiB of one of the input's bytes, at the place the third byte
 // picks (its share of 256 of the input), so inputs within scripts/fuzz's 16 KiB reach
@@ -19,7 +19,7 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 
-#include "runtime/http/framed_read.hpp"
+#include "runtime/framed_read.hpp"
 #include "runtime/http_framing.hpp"
 
 namespace http = boost::beast::http;
@@ -36,7 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   parser.header_limit(kinformer::max_header_bytes);
   parser.body_limit(3 * 1024 * 1024);
   parser.eager(true);
-  kinformer::http::BufferedPut put;
+  kinformer::BufferedPut put;
   while (!parser.is_done()) {
     if (put(parser, buffer)) break;
     if (parser.is_header_done()) (void)kinformer::transfer_encoding_supported(parser.get());

@@ -15,7 +15,7 @@
 
 #include "runtime/accept_loop.hpp"
 #include "runtime/connection_registry.hpp"
-#include "runtime/http/framed_read.hpp"
+#include "runtime/framed_read.hpp"
 #include "runtime/http_framing.hpp"
 #include "runtime/io_loop.hpp"
 #include "runtime/tcp_listen.hpp"
@@ -63,8 +63,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session> 
     parser_->header_limit(max_request_bytes);
     parser_->body_limit(max_request_bytes);
     stream_.expires_after(idle_timeout);
-    http::async_read_message(stream_, buffer_, *parser_,
-                             [self = shared_from_this()](beast::error_code ec) { self->on_read(ec); });
+    async_read_message(stream_, buffer_, *parser_,
+                       [self = shared_from_this()](beast::error_code ec) { self->on_read(ec); });
   }
 
   void shutdown() {

@@ -22,7 +22,7 @@
 #include "apiserver/http/watch_stream.hpp"
 #include "apiserver/server.hpp"
 #include "apiserver/storage/persistence.hpp"
-#include "runtime/http/framed_read.hpp"
+#include "runtime/framed_read.hpp"
 #include "runtime/http_framing.hpp"
 #include "runtime/log.hpp"
 
@@ -198,8 +198,8 @@ class Session : public Connection, public std::enable_shared_from_this<Session<S
   void read_body() {
     if (parser_->is_done()) return on_request({});
     lowest().expires_after(shared_.options->read_timeout);
-    kinformer::http::async_read_message(stream_, buffer_, *parser_,
-                                        [self = this->shared_from_this()](beast::error_code ec) { self->on_request(ec); });
+    kinformer::async_read_message(stream_, buffer_, *parser_,
+                                  [self = this->shared_from_this()](beast::error_code ec) { self->on_request(ec); });
   }
 
   void on_request(beast::error_code ec) {

@@ -13,7 +13,7 @@
 
 #include "runtime/http/api_status.hpp"
 #include "runtime/http/connection.hpp"
-#include "runtime/http/framed_read.hpp"
+#include "runtime/framed_read.hpp"
 
 namespace kinformer::http {
 namespace {

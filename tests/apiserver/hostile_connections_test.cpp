@@ -160,7 +160,7 @@ namespace {
 
 // Sends a GET whose chunked body is empty, its last chunk in three pieces 50 ms apart:
 // Boost 1.74's parser asserted n >= 5 on the second look at it, and aborted any build
-// with assertions (runtime/http/framed_read.hpp). The reply's status, 0 when none.
+// with assertions (runtime/framed_read.hpp). The reply's status, 0 when none.
 int get_with_empty_chunked_body_bytewise(std::uint16_t port) {
   int fd = kinformer::testing::connect_loopback(port);
   if (fd < 0) return 0;

@@ -362,7 +362,7 @@ TEST_CASE("a stream whose empty chunked body arrives a byte at a time ends clean
           "[http][hostile][integration]") {
   // "0\r\n", then "\r", then "\n": Boost 1.74's parser asserted n >= 5 on its second look
   // at a last chunk with no data chunk before it, and aborted a build with assertions
-  // (the ASan one). The client holds such a put back (runtime/http/framed_read.hpp).
+  // (the ASan one). The client holds such a put back (runtime/framed_read.hpp).
   const bool tls = GENERATE(false, true);
   INFO((tls ? "TLS" : "plain TCP"));
   kinformer::testing::TestCerts certs;

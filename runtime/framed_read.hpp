@@ -1,7 +1,9 @@
-// runtime/http/framed_read.hpp
+// runtime/framed_read.hpp
 //
 // How every HTTP reader of ours (the API server, the metrics endpoint, the client) feeds
-// bytes to Beast's parser: BufferedPut, and async_read_message built on it.
+// bytes to Beast's parser: BufferedPut, and async_read_message built on it. In runtime/,
+// beside http_framing.hpp, because the metrics endpoint (runtime/) uses it and
+// runtime/http/ stands on runtime/.
 //
 // Why not Beast's own loop: Boost 1.74's basic_parser asserts `n >= 5` when it re-enters
 // a last chunk ("0\r\n", a chunked body with no data chunk) that it first saw in 3 bytes
@@ -37,7 +39,7 @@
 #include <cstddef>
 #include <utility>
 
-namespace kinformer::http {
+namespace kinformer {
 
 class BufferedPut {
  public:
@@ -122,4 +124,4 @@ auto async_read_message(Stream& stream, boost::beast::flat_buffer& buffer, Parse
       detail::ReadMessageOp<Stream, Parser>(stream, buffer, parser), handler, stream);
 }
 
-}  // namespace kinformer::http
+}  // namespace kinformer
