@@ -46,12 +46,13 @@ JobQueue::MayBlock::MayBlock() : was_brief_(running_brief_job) {
   if (!was_brief_ || !worker_queue) return;  // a non-brief job protected its jobs already
   JobQueue& queue = *worker_queue;
   bool wake = false;
+  Wakeup* woken = nullptr;
   {
     std::lock_guard<std::mutex> lock(queue.mu_);
     if (!queue.queue_.empty() && queue.sleeping_ > 0) wake = queue.protect_left_behind_locked(Clock::now());
-    if (wake) queue.wake_one_locked();
+    if (wake) woken = queue.wake_one_locked(Prefer::other);
   }
-  if (wake) queue.wakeup_.post();
+  if (woken) woken->post();
 }
 
 JobQueue::MayBlock::~MayBlock() { running_brief_job = was_brief_; }
@@ -68,6 +69,7 @@ JobQueue::~JobQueue() {
 
 void JobQueue::push(caf::resumable* job, bool from_worker) {
   bool wake = false;
+  Wakeup* woken = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const auto now = Clock::now();
@@ -80,21 +82,25 @@ void JobQueue::push(caf::resumable* job, bool from_worker) {
     } else {
       wake = protect_left_behind_locked(now);
     }
-    if (wake) wake_one_locked();
+    // From outside the workers (the I/O thread): the home worker, beside it; a helper
+    // for a worker's backlog: one on another CPU.
+    if (wake) woken = wake_one_locked(from_worker ? Prefer::other : Prefer::home);
   }
-  if (wake) wakeup_.post();
+  if (woken) woken->post();
 }
 
-caf::resumable* JobQueue::take() {
+caf::resumable* JobQueue::take(bool home) {
   caf::resumable* job = nullptr;
   bool wake = false;
+  Wakeup* woken = nullptr;
   {
     std::unique_lock<std::mutex> lock(mu_);
     while (queue_.empty()) {
       disarm_locked();  // nothing is left behind
       ++sleeping_;      // the waker takes it back (wake_one_locked)
+      home_sleeping_ = home_sleeping_ || home;
       lock.unlock();
-      wakeup_.wait();
+      (home ? home_wakeup_ : wakeup_).wait();
       lock.lock();
     }
     job = queue_.front().job;
@@ -104,14 +110,15 @@ caf::resumable* JobQueue::take() {
     if (!queue_.empty() && sleeping_ > 0) {
       const auto now = Clock::now();
       wake = running_brief_job ? backlog_locked(now) : protect_left_behind_locked(now);
-      if (wake) wake_one_locked();
+      if (wake) woken = wake_one_locked(Prefer::other);
     }
   }
-  if (wake) wakeup_.post();
+  if (woken) woken->post();
   return job;
 }
 
 void JobQueue::on_alarm(Clock::time_point now) {
+  Wakeup* woken = nullptr;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!armed_until_ || now < *armed_until_) return;  // an expiry read before a disarm or a later arm
@@ -125,9 +132,9 @@ void JobQueue::on_alarm(Clock::time_point now) {
       return;
     }
     arm_locked(now + options_.left_behind_wait);  // for the jobs behind the one it takes
-    wake_one_locked();
+    woken = wake_one_locked(Prefer::other);
   }
-  wakeup_.post();
+  woken->post();
 }
 
 bool JobQueue::backlog_locked(Clock::time_point now) {
@@ -140,9 +147,13 @@ bool JobQueue::protect_left_behind_locked(Clock::time_point now) {
   return false;
 }
 
-void JobQueue::wake_one_locked() {
+JobQueue::Wakeup* JobQueue::wake_one_locked(Prefer prefer) {
+  const bool others_sleep = sleeping_ > (home_sleeping_ ? 1U : 0U);
+  const bool home = home_sleeping_ && (prefer == Prefer::home || !others_sleep);
   --sleeping_;  // so that the next push does not wake it again before it runs
+  if (home) home_sleeping_ = false;
   wakeups_.fetch_add(1, std::memory_order_relaxed);
+  return home ? &home_wakeup_ : &wakeup_;
 }
 
 JobQueue::Wakeup::Wakeup() {

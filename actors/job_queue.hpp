@@ -15,10 +15,16 @@
 //
 // Contract
 //   * push(job, from_worker = false), from outside the workers (an I/O thread, the
-//     timer, main): wakes one sleeping worker, as sharing does.
+//     timer, main): wakes one sleeping worker, as sharing does: the home worker when it
+//     sleeps (below).
 //   * push(job, from_worker = true), from a job running on a worker: wakes a sleeping
 //     worker only when there is backlog: more than `backlog_jobs` jobs queued, or the
 //     oldest queued one waiting longer than `backlog_wait`.
+//   * The home worker: the one worker that calls take(/*home=*/true). A push from
+//     outside the workers wakes it first: it shares a CPU with the I/O threads
+//     (runtime/home_cpu.hpp), so the wake-up crosses no CPU. Every other wake-up (backlog,
+//     alarm, MayBlock) goes to another sleeping worker first, so that help runs beside
+//     the home CPU. Without a home worker, all workers are alike.
 //   * take(): the oldest job; blocks while the queue is empty. It checks the same
 //     backlog rule for the jobs it leaves, so a backlog built by silent pushes gets a
 //     helper when the next job starts.
@@ -106,8 +112,9 @@ class JobQueue {
   /// Queues `job`; see the contract for whom it wakes. Never blocks beyond the mutex.
   void push(caf::resumable* job, bool from_worker = false);
 
-  /// The oldest job; blocks while there is none.
-  [[nodiscard]] caf::resumable* take();
+  /// The oldest job; blocks while there is none. `home`: the caller is the home worker
+  /// (one thread at most).
+  [[nodiscard]] caf::resumable* take(bool home = false);
 
   /// Jobs of this dynamic type (typeid of the resumable) are brief; see the contract.
   /// Idempotent. At most 64 types: more throws std::length_error.
@@ -155,8 +162,11 @@ class JobQueue {
   bool backlog_locked(Clock::time_point now);
   // Arms the alarm, or returns true when a worker is to be woken for backlog instead.
   bool protect_left_behind_locked(Clock::time_point now);
-  // Counts a wake-up and takes the worker out of sleeping_; post wakeup_ after the unlock.
-  void wake_one_locked();
+  class Wakeup;
+  enum class Prefer { home, other };
+  // Picks a sleeping worker (the preferred kind when one sleeps), counts the wake-up and
+  // takes it out of sleeping_; post the Wakeup returned after the unlock.
+  Wakeup* wake_one_locked(Prefer prefer);
 
   // Where sleeping workers wait: a POSIX semaphore. post() costs one system call, and
   // only when a worker waits; a woken worker returns without the mutex. (A
@@ -179,9 +189,11 @@ class JobQueue {
 
   const Options options_;
   mutable std::mutex mu_;
-  Wakeup wakeup_;
+  Wakeup wakeup_;       // the workers but the home one
+  Wakeup home_wakeup_;  // the home worker
   std::deque<Queued> queue_;  // guarded by mu_; oldest first
   std::size_t sleeping_ = 0;  // guarded by mu_; workers in take()'s wait, not yet woken
+  bool home_sleeping_ = false;  // guarded by mu_; the home worker is one of sleeping_
   std::atomic<std::uint64_t> wakeups_{0};
   // guarded by mu_; set iff the alarm is armed, to its deadline
   std::optional<Clock::time_point> armed_until_;

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 #include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -140,6 +141,50 @@ TEST_CASE("a worker's push wakes a sleeping worker when the oldest job waited lo
   CHECK(queue.wakeups() == 1);
   CHECK(taken.get() == &a);
   CHECK(queue.take() == &b);
+}
+
+// The home worker blocked in take() first, then another worker.
+std::pair<std::future<caf::resumable*>, std::future<caf::resumable*>> home_and_other_sleeping(JobQueue& queue) {
+  auto home = std::async(std::launch::async, [&queue] { return queue.take(/*home=*/true); });
+  eventually([&] { return queue.sleeping() == 1; }, "the home worker did not block in take() on an empty queue");
+  auto other = std::async(std::launch::async, [&queue] { return queue.take(); });
+  eventually([&] { return queue.sleeping() == 2; }, "the other worker did not block in take() on an empty queue");
+  return {std::move(home), std::move(other)};
+}
+
+TEST_CASE("a job pushed from outside the workers wakes the home worker, though another one sleeps too",
+          "[scheduler][unit]") {
+  auto queue = manual_queue();
+  FakeJob from_io, next;
+  auto [home, other] = home_and_other_sleeping(queue);
+  queue.push(&from_io);
+  CHECK(home.get() == &from_io);
+  CHECK(other.wait_for(20ms) == std::future_status::timeout);
+  queue.push(&next);  // the home worker is awake now: the other one is woken
+  CHECK(other.get() == &next);
+  CHECK(queue.wakeups() == 2);
+}
+
+TEST_CASE("a worker's backlog wakes a worker other than the home one, which stays beside the I/O threads",
+          "[scheduler][unit]") {
+  JobQueue queue(JobQueue::Options{0, std::chrono::hours(1), std::chrono::hours(1)}, JobQueue::ManualAlarm{});
+  FakeJob backlog, from_io;
+  auto [home, other] = home_and_other_sleeping(queue);
+  queue.push(&backlog, /*from_worker=*/true);  // more than 0 jobs queued: backlog
+  CHECK(other.get() == &backlog);
+  CHECK(home.wait_for(20ms) == std::future_status::timeout);
+  queue.push(&from_io);
+  CHECK(home.get() == &from_io);
+}
+
+TEST_CASE("the home worker is woken for a worker's backlog when it is the only one asleep", "[scheduler][unit]") {
+  JobQueue queue(JobQueue::Options{0, std::chrono::hours(1), std::chrono::hours(1)}, JobQueue::ManualAlarm{});
+  FakeJob backlog;
+  auto home = std::async(std::launch::async, [&queue] { return queue.take(/*home=*/true); });
+  eventually([&] { return queue.sleeping() == 1; }, "the home worker did not block in take() on an empty queue");
+  queue.push(&backlog, /*from_worker=*/true);
+  CHECK(home.get() == &backlog);
+  CHECK(queue.sleeping() == 0);
 }
 
 TEST_CASE("drain hands over every queued job in order and empties the queue", "[scheduler][unit]") {
