@@ -24,6 +24,7 @@
 #include "models/informer_weights.hpp"
 #include "models/model_error.hpp"
 #include "models/openmp_env.hpp"
+#include "runtime/home_cpu.hpp"
 #include "runtime/log.hpp"
 
 namespace kinformer::actors::detail {
@@ -139,7 +140,10 @@ struct WorkerState {
 };
 
 WorkerActor::behavior_type worker(WorkerActor::stateful_pointer<WorkerState> self,
-                                  std::shared_ptr<Backends> backends) {
+                                  std::shared_ptr<Backends> backends, bool own_thread) {
+  // Spawned from a scheduler worker, its thread may carry the home CPU's pin, and the
+  // model's OpenMP threads would inherit it: one CPU for the whole model.
+  if (own_thread) home_cpu::leave();
   self->state.backends = std::move(*backends);
   return {
       handed_off([=](run_batch_atom, const BatchPtr& batch) { return self->state.run(*batch, self->clock()); }),
@@ -311,8 +315,8 @@ Impl::behavior_type front(Impl::stateful_pointer<FrontState> self, InferenceBatc
   st.batcher = std::move(batcher);
   st.max_in_flight = std::max<std::size_t>(max_in_flight, 1);
   st.metrics.batch_sizes.assign(st.batcher.options().max_batch + 1, 0);
-  st.worker = detached_worker ? self->spawn<caf::detached + caf::linked>(worker, backends)
-                              : self->spawn<caf::linked>(worker, backends);
+  st.worker = detached_worker ? self->spawn<caf::detached + caf::linked>(worker, backends, true)
+                              : self->spawn<caf::linked>(worker, backends, false);
   // Any exit (a shutdown request, the linked worker dying) answers every waiting requester first.
   self->set_exit_handler(handed_off([=](caf::exit_msg& msg) { self->state.shutdown(self, msg); }));
   return {

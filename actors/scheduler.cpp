@@ -1,5 +1,8 @@
 #include "actors/scheduler.hpp"
 
+#include <cstdlib>
+#include <string_view>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/atom.hpp>
@@ -10,6 +13,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include "actors/job_queue.hpp"
+#include "runtime/home_cpu.hpp"
 
 namespace kinformer::actors {
 namespace {
@@ -44,9 +48,15 @@ class LazyWakePolicy : public caf::policy::unprofiled {
   void resume_job_later(Worker* self, caf::resumable* job) {
     d(self->parent()).queue.push(job, /*from_worker=*/true);
   }
+  // Worker 0 is the home worker: it follows the I/O threads onto the home CPU
+  // (runtime/home_cpu.hpp) and is the one their jobs wake. It follows after its wait,
+  // so that the job that woke it (often the first from an I/O thread) runs there too.
   template <class Worker>
   caf::resumable* dequeue(Worker* self) {
-    return d(self->parent()).queue.take();
+    const bool home = self->id() == 0;
+    caf::resumable* job = d(self->parent()).queue.take(home);
+    if (home) home_cpu::follow();
+    return job;
   }
   template <class Worker, class F>
   void foreach_resumable(Worker*, F) {}  // no per-worker queues
@@ -59,9 +69,12 @@ class LazyWakePolicy : public caf::policy::unprofiled {
 // scheduler.policy picks the coordinator when the system starts, so the command
 // line and INI file can still choose one of CAF's own.
 // Anything but 'lazy_wake' gets what CAF itself would start for that name.
-caf::actor_system::module* make_scheduler(caf::actor_system& system) {
+caf::actor_system::module* make_scheduler(caf::actor_system& system, const SchedulerProfile& profile) {
   const auto policy = caf::get_or(system.config(), "scheduler.policy", lazy_wake);
-  if (policy == lazy_wake) return new caf::scheduler::coordinator<LazyWakePolicy>(system);
+  if (policy == lazy_wake) {
+    if (profile.home_cpu) home_cpu::enable();
+    return new caf::scheduler::coordinator<LazyWakePolicy>(system);
+  }
   if (policy == caf::atom("sharing")) return new caf::scheduler::coordinator<caf::policy::work_sharing>(system);
   if (policy == caf::atom("testing")) return new caf::scheduler::test_coordinator(system);
   return new caf::scheduler::coordinator<caf::policy::work_stealing>(system);
@@ -78,7 +91,31 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // handler's user code). The alternative, scheduler.policy 'sharing', is CAF's: idle
 // workers sleep on its queue with no timeout, and the idle worker wakes for every job.
 //
-// Why lazy_wake became the default (issue 29, this stop): counted with perf record -e
+// The home CPU (issue 29, stop 41): the HTTP client's I/O threads and worker 0 pinned to one
+// CPU, I/O-thread jobs waking worker 0 first (runtime/home_cpu.hpp). Before, nearly every
+// event's one wake-up went to a worker on the other vCPU: the kernel puts a woken thread on
+// an idle CPU, and in this VM that costs an interprocessor interrupt and a halted vCPU's
+// exit and re-entry. With the whole informer under taskset -c 1 our CPU at 100 writes/s fell
+// from 1.08-1.57 to 0.59-0.67 % of a core; pinning only the threads on an event's way keeps
+// that and leaves the other worker, the alarm and everything a handler starts free.
+// bench_vs_client_go, the same binary with KINFORMER_HOME_CPU=off and without, alternating:
+//   rate phases only, 3 runs each: client-go / ours CPU at 100 writes/s 2.45, 2.39, 6.06
+//   against 2.06, 1.84, 2.47; at 1000/s 4.53, 5.26, 3.73 against 2.34, 2.21, 2.46 (our CPU
+//   3.8-4.2 against 7.6-9.2 % of a core); at 10000/s 5.74, 3.79, 4.66 against 4.78, 3.85,
+//   4.01; our p50 at 1000/s 150-161 µs against 207-237 (client-go 227-298).
+//   Full runs, 6 against 5: 1000/s median 3.36 (3.15-3.63) against 2.53 (2.33-2.61), 10000/s
+//   4.62 against 3.74, lists and relist unchanged (150k: CPU 6.40 against 6.73, peak RSS
+//   4.62 against 4.78, within the runs' spread).
+// The cost, with a busy loop of another process (sh) on one CPU, rates 100 and 1000/s, 2
+// runs each: on the home CPU our p99 at 1000/s was 2859 and 2707 µs (client-go 412 and 674),
+// on the other CPU 435 and 500, and with the home CPU off 573 and 424: the pinned I/O
+// thread cannot leave a CPU another process saturates. With one or two busy loops free to
+// move, as the kernel places them, on and off did not differ beyond the runs' spread (p99
+// 541-1411 against 559-600 µs at 1000/s with one loop, 4.8-5.0 ms against 5.5-5.6 ms with
+// two, where client-go's was the same). A service that shares a CPU-bound process's CPU by
+// pinning passes SchedulerProfile{false} or sets KINFORMER_HOME_CPU=off.
+//
+// Why lazy_wake became the default (issue 29, stop 39): counted with perf record -e
 // raw_syscalls:sys_enter on bench_vs_client_go's informer at 1000 writes/s, an event cost
 // 12-13 system calls under sharing: 7.3 futex calls (the two workers woke each other for
 // every hop, 2.6 of them wakes of the queue's mutex, which a condition variable re-takes
@@ -195,10 +232,13 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system) {
 // second core. ThreadSanitizer sees the hand-overs: libcaf_core is not instrumented,
 // but sharing (and JobQueue) hand jobs over under a mutex, which it sees
 // (scripts/tsan.supp covers the rest); lazy_wake's alarm thread takes the same mutex.
-void configure_scheduler(caf::actor_system_config& config) {
+void configure_scheduler(caf::actor_system_config& config, SchedulerProfile profile) {
   config.set("scheduler.policy", lazy_wake);
   config.set("scheduler.max-threads", 2);
-  config.module_factories.emplace_back(make_scheduler);
+  if (const char* env = std::getenv("KINFORMER_HOME_CPU"); env && std::string_view(env) == "off")
+    profile.home_cpu = false;
+  config.module_factories.emplace_back(
+      [profile](caf::actor_system& system) { return make_scheduler(system, profile); });
 }
 
 }  // namespace kinformer::actors

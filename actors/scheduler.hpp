@@ -17,6 +17,15 @@
 //     thread sleeps without a timeout: no CPU. Predicates, transforms and index
 //     functions run inside the brief actors and must not block. The trade-offs and the
 //     measurements behind them: actors/scheduler.cpp.
+//   * The home CPU (runtime/home_cpu.hpp), unless the profile's home_cpu is false or
+//     the environment has KINFORMER_HOME_CPU=off: the HTTP client's I/O threads and
+//     worker 0 are pinned to one CPU, the one the first I/O thread started on, and an
+//     I/O thread's job wakes that worker, so an event's wake-up crosses no CPU. The
+//     other worker, the alarm and every other thread run anywhere. Threads started from
+//     a pinned thread inherit its pin (a detached actor spawned by a handler): a
+//     long-lived one that computes calls home_cpu::leave() first, as the inference
+//     actor's model worker does. The cost: while another process keeps the home CPU
+//     busy, the pinned I/O thread waits for it (actors/scheduler.cpp has the figures).
 //   * scheduler.policy 'sharing' (CAF's: the idle worker wakes for every job) is the
 //     alternative; any other name gets what CAF starts for it.
 //   * Sets the values with set(), so CAF's command line and INI file (when the
@@ -29,7 +38,12 @@
 
 namespace kinformer::actors {
 
+struct SchedulerProfile {
+  /// Pin the I/O threads and worker 0 to one CPU (above).
+  bool home_cpu = true;
+};
+
 /// Sets the profile on `config`.
-void configure_scheduler(caf::actor_system_config& config);
+void configure_scheduler(caf::actor_system_config& config, SchedulerProfile profile = {});
 
 }  // namespace kinformer::actors

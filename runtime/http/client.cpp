@@ -1,5 +1,7 @@
 #include "runtime/http/client.hpp"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
@@ -14,6 +16,7 @@
 #include "runtime/http/api_status.hpp"
 #include "runtime/http/connection.hpp"
 #include "runtime/framed_read.hpp"
+#include "runtime/home_cpu.hpp"
 
 namespace kinformer::http {
 namespace {
@@ -388,7 +391,11 @@ Result<std::shared_ptr<Client>> Client::create(ClientConfig config) {
   }
   auto impl = std::make_unique<Impl>(std::move(config), std::move(address).value(), std::move(tls));
   auto* io = &impl->io;
-  impl->thread = std::thread([io] { io->run(); });
+  impl->thread = std::thread([io] {
+    ::pthread_setname_np(::pthread_self(), "kinformer.io");
+    (void)home_cpu::join();  // beside the worker its events wake (runtime/home_cpu.hpp)
+    io->run();
+  });
   return std::shared_ptr<Client>(new Client(std::move(impl)));
 }
 

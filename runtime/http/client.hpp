@@ -1,7 +1,8 @@
 // runtime/http/client.hpp
 //
 // Client: the HTTP/1.1 client of one API server on its own Boost.Asio io_context
-// thread (never a CAF scheduler thread): plain requests (list, get, create, update,
+// thread, named "kinformer.io" (never a CAF scheduler thread; it joins the home CPU,
+// runtime/home_cpu.hpp): plain requests (list, get, create, update,
 // delete) over a small pool of kept-alive connections, and streaming responses
 // (watches) on a connection of their own with flow control (deps-notes.md §2).
 //

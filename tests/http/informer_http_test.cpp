@@ -15,9 +15,11 @@
 #include <optional>
 #include <string>
 
+#include "runtime/home_cpu.hpp"
 #include "tests/apiserver/test_server.hpp"
 #include "tests/http/http_fixture.hpp"
 #include "tests/support/test_storage.hpp"
+#include "tests/support/thread_affinity.hpp"
 #include "tests/support/objects.hpp"
 
 using kinformer::Errc;
@@ -291,4 +293,38 @@ TEST_CASE("list and watch send selectors and the watch-list parameters the embed
   CHECK(events[0].object->name() == "db-0");
   CHECK(events[1].type == kinformer::WatchEventType::bookmark);
   CHECK(events[1].initial_events_end);
+}
+
+TEST_CASE("the client's I/O thread and one scheduler worker share the home CPU, and the other worker runs anywhere",
+          "[http][home_cpu][integration]") {
+  REQUIRE(std::thread::hardware_concurrency() >= 2);  // with one CPU every thread is "pinned"
+  TestServer t;
+  HttpFixture f;
+  auto client = make_client(t.server().url());
+  auto informer = f.informer(client, configmaps_path);
+  informer->run();
+  REQUIRE(informer->wait_for_sync(30s));
+  add_configmaps(t.server(), 3);
+  eventually([&] { return f.seen.last().size() == 3; }, "the handler to see the three configmaps");
+  const int home = kinformer::home_cpu::chosen();
+  REQUIRE(home >= 0);
+  // Worker 0 pins itself once it has taken a job after the I/O thread chose the CPU. CAF 0.17
+  // names its scheduler workers "caf.multiplexer" (caf/scheduler/worker.hpp).
+  eventually(
+      [&] {
+        std::size_t io_threads = 0, io_pinned = 0, workers = 0, workers_pinned = 0;
+        for (const auto& thread : kinformer::testing::thread_pins(home)) {
+          if (thread.name == "kinformer.io") {
+            ++io_threads;
+            io_pinned += thread.pinned ? 1 : 0;
+          } else if (thread.name == "caf.multiplexer") {
+            ++workers;
+            workers_pinned += thread.pinned ? 1 : 0;
+          }
+        }
+        return io_threads >= 1 && io_pinned == io_threads && workers == 2 && workers_pinned == 1;
+      },
+      "every client I/O thread (the informer's, the test server's caller's) and one of the two scheduler "
+      "workers pinned to the home CPU, the other worker not");
+  informer->stop();
 }
