@@ -23,8 +23,8 @@
 //   * The home worker: the one worker that calls take(/*home=*/true). A push from
 //     outside the workers wakes it first: it shares a CPU with the I/O threads
 //     (runtime/home_cpu.hpp), so the wake-up crosses no CPU. Every other wake-up (backlog,
-//     alarm, MayBlock) goes to another sleeping worker first, so that help runs beside
-//     the home CPU. Without a home worker, all workers are alike.
+//     alarm, MayBlock) goes to another sleeping worker first, so that help runs on
+//     another CPU than the home one. Without a home worker, all workers are alike.
 //   * take(): the oldest job; blocks while the queue is empty. It checks the same
 //     backlog rule for the jobs it leaves, so a backlog built by silent pushes gets a
 //     helper when the next job starts.
