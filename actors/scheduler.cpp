@@ -14,6 +14,7 @@
 
 #include "actors/job_queue.hpp"
 #include "runtime/home_cpu.hpp"
+#include "runtime/log.hpp"
 
 namespace kinformer::actors {
 namespace {
@@ -232,11 +233,23 @@ caf::actor_system::module* make_scheduler(caf::actor_system& system, const Sched
 // second core. ThreadSanitizer sees the hand-overs: libcaf_core is not instrumented,
 // but sharing (and JobQueue) hand jobs over under a mutex, which it sees
 // (scripts/tsan.supp covers the rest); lazy_wake's alarm thread takes the same mutex.
+SchedulerProfile profile_from_environment(SchedulerProfile profile) {
+  const char* env = std::getenv("KINFORMER_HOME_CPU");
+  if (!env) return profile;
+  const std::string_view value(env);
+  if (value == "off") {
+    profile.home_cpu = false;
+  } else if (value != "on") {
+    // A "0" or "false" meant as off must not pin silently.
+    log::warn("scheduler", "KINFORMER_HOME_CPU is neither on nor off; ignored", {{"value", value}});
+  }
+  return profile;
+}
+
 void configure_scheduler(caf::actor_system_config& config, SchedulerProfile profile) {
   config.set("scheduler.policy", lazy_wake);
   config.set("scheduler.max-threads", 2);
-  if (const char* env = std::getenv("KINFORMER_HOME_CPU"); env && std::string_view(env) == "off")
-    profile.home_cpu = false;
+  profile = profile_from_environment(profile);
   config.module_factories.emplace_back(
       [profile](caf::actor_system& system) { return make_scheduler(system, profile); });
 }

@@ -18,7 +18,7 @@
 //     functions run inside the brief actors and must not block. The trade-offs and the
 //     measurements behind them: actors/scheduler.cpp.
 //   * The home CPU (runtime/home_cpu.hpp), unless the profile's home_cpu is false or
-//     the environment has KINFORMER_HOME_CPU=off: the HTTP client's I/O threads and
+//     the environment has KINFORMER_HOME_CPU=off (profile_from_environment()): the HTTP client's I/O threads and
 //     worker 0 are pinned to one CPU, the one the first I/O thread started on, and an
 //     I/O thread's job wakes that worker, so an event's wake-up crosses no CPU. The
 //     other worker, the alarm and every other thread run anywhere. Threads started from
@@ -43,7 +43,11 @@ struct SchedulerProfile {
   bool home_cpu = true;
 };
 
-/// Sets the profile on `config`.
+/// `profile` with the environment applied: KINFORMER_HOME_CPU=off turns the home CPU off,
+/// =on leaves `profile` as it is, and any other value is logged as a warning and ignored.
+[[nodiscard]] SchedulerProfile profile_from_environment(SchedulerProfile profile);
+
+/// Sets `profile_from_environment(profile)` on `config`.
 void configure_scheduler(caf::actor_system_config& config, SchedulerProfile profile = {});
 
 }  // namespace kinformer::actors

@@ -15,6 +15,7 @@ cpu_set_t process_mask;
 bool have_process_mask = false;
 
 thread_local int pinned_to = -1;
+thread_local int followed = -1;  // the home CPU follow() last tried, pinned or not
 
 bool pin_to(int cpu) {
   cpu_set_t one;
@@ -53,8 +54,9 @@ bool join() {
 
 void follow() {
   const int cpu = home.load(std::memory_order_acquire);
-  if (cpu < 0 || pinned_to == cpu) return;
-  if (!pin_to(cpu)) pinned_to = cpu;  // failed once: do not retry on every job
+  if (cpu < 0 || followed == cpu) return;
+  followed = cpu;  // one try: a pin that fails is not retried on every job
+  (void)pin_to(cpu);
 }
 
 void leave() {

@@ -5,6 +5,8 @@
 // (actors/scheduler.hpp).
 #include "actors/job_queue.hpp"
 
+#include <stdlib.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -26,6 +28,7 @@
 
 #include "actors/scheduler.hpp"
 
+#include "tests/support/captured_log.hpp"
 #include "tests/support/eventually.hpp"
 
 using kinformer::actors::JobQueue;
@@ -416,4 +419,27 @@ TEST_CASE("the default profile runs actors on the framework's own policy, lazy_w
   auto answer = got.get_future();
   REQUIRE(answer.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
   CHECK(answer.get() == 42);
+}
+
+TEST_CASE("KINFORMER_HOME_CPU: off turns the home CPU off, on keeps the profile, anything else is warned about",
+          "[scheduler][home_cpu][unit]") {
+  using kinformer::actors::profile_from_environment;
+  using kinformer::actors::SchedulerProfile;
+  struct Restore {
+    ~Restore() { ::unsetenv("KINFORMER_HOME_CPU"); }
+  } restore;
+  ::unsetenv("KINFORMER_HOME_CPU");
+  CHECK(profile_from_environment(SchedulerProfile{}).home_cpu);
+  CHECK_FALSE(profile_from_environment(SchedulerProfile{false}).home_cpu);
+  ::setenv("KINFORMER_HOME_CPU", "off", 1);
+  CHECK_FALSE(profile_from_environment(SchedulerProfile{}).home_cpu);
+  ::setenv("KINFORMER_HOME_CPU", "on", 1);
+  CHECK(profile_from_environment(SchedulerProfile{}).home_cpu);
+  CHECK_FALSE(profile_from_environment(SchedulerProfile{false}).home_cpu);  // on does not override the code
+  kinformer::testing::CapturedLog log;
+  ::setenv("KINFORMER_HOME_CPU", "0", 1);
+  CHECK(profile_from_environment(SchedulerProfile{}).home_cpu);
+  INFO("log: " << log.out.str());
+  CHECK(log.out.str().find("KINFORMER_HOME_CPU is neither on nor off") != std::string::npos);
+  CHECK(log.out.str().find("value=0") != std::string::npos);
 }
