@@ -77,16 +77,23 @@ StoredPtr make_stored(const ResourceType& type, json object, std::uint64_t revis
   return out;
 }
 
+StoredObject::~StoredObject() {
+  if (const Object* parsed = parsed_.load(std::memory_order_acquire)) ObjectPtr::adopt(parsed);
+}
+
 ObjectPtr StoredObject::object() const {
-  if (auto cached = std::atomic_load(&parsed_)) return cached;
+  // Once set, parsed_ keeps its reference until this StoredObject goes, so a new one can be shared from it.
+  if (const Object* cached = parsed_.load(std::memory_order_acquire)) return ObjectPtr::share(*cached);
   auto parsed = Object::parse(json);
   // make_stored() serialized a complete object with a name: parsing it cannot fail
   assert(parsed && "a stored object's JSON does not parse as an Object");
   if (!parsed) return nullptr;
-  ObjectPtr expected;
   ObjectPtr mine = std::move(parsed).value();
+  ObjectPtr kept = mine;
+  const Object* expected = nullptr;
   // two first readers may race: both keep the one that was stored first
-  if (!std::atomic_compare_exchange_strong(&parsed_, &expected, mine)) return expected;
+  if (!parsed_.compare_exchange_strong(expected, kept.get(), std::memory_order_acq_rel)) return ObjectPtr::share(*expected);
+  (void)kept.release();  // now parsed_'s reference
   return mine;
 }
 

@@ -15,6 +15,7 @@
 // Errors: none; never throws (beyond std::bad_alloc).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -56,8 +57,14 @@ struct StoredObject {
   /// caches the store's objects instead of copies. Any thread may call it.
   ObjectPtr object() const;
 
+  StoredObject() = default;
+  StoredObject(const StoredObject&) = delete;
+  StoredObject& operator=(const StoredObject&) = delete;
+  ~StoredObject();
+
  private:
-  mutable ObjectPtr parsed_;  // read and written only with std::atomic_load/store
+  // The parsed Object's reference, released into the pointer: set once, by the first reader.
+  mutable std::atomic<const Object*> parsed_{nullptr};
 };
 using StoredPtr = std::shared_ptr<const StoredObject>;
 

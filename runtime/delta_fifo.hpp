@@ -18,9 +18,8 @@
 //     (queued keys in queue order, then known keys in no particular order);
 //     the first replace() sets the initial population; has_synced() is true once
 //     it has been popped completely (or at once if the first call was not a replace).
-//   * The known view costs ~23–46 B per key (26 B for 100k Pods: 131072 slots of
-//     the shared ObjectPtr and its key's 32-bit hash, runtime/object_set.hpp; 22 B
-//     measured before the hash was kept); a queued key costs one 48-B entry and
+//   * The known view costs ~14–27 B per key (16 B for 100k Pods: 131072 slots of
+//     the shared ObjectPtr and its key's 32-bit hash, runtime/object_set.hpp); a queued key costs one 40-B entry and
 //     an 8-B slot of the key table (runtime/delta_queue.hpp), plus a vector only
 //     when it holds more than one delta. bench_runtime (2 vCPUs, load 0.9-2.3,
 //     2 runs alternating with the build before the flat queue, medians of 5):

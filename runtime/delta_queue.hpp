@@ -8,7 +8,7 @@
 // key string and a one-element vector, a hash-map node and a deque slot) cost
 // ~175 B per key, 26 MB at the peak of a 150k-pod initial list (heaptrack), in
 // five allocations per key. Here an entry keeps its oldest delta inline and lives
-// in a std::deque in queue order (48 B, no allocation of its own); the key index is
+// in a std::deque in queue order (40 B, no allocation of its own); the key index is
 // a flat table of 8-B slots, each the key's 32-bit hash and the entry's 32-bit
 // ticket (its position counted from the first entry ever queued, modulo 2^32),
 // so the key text is read from the entry's newest delta (an Object or a
@@ -61,7 +61,7 @@ class DeltaQueue {
    private:
     Delta first_;
     // Later deltas, only for a key changed again before it was popped; never an
-    // empty vector. A pointer, not a vector, keeps an entry at 48 B.
+    // empty vector. A pointer, not a vector, keeps an entry at 40 B.
     std::unique_ptr<Deltas> more_;
   };
 

@@ -315,10 +315,16 @@ class MetaReader {
 
 }  // namespace
 
-// The layout the comment on json_size_ counts on (g++ on x86-64).
-static_assert(sizeof(Object) <= 120, "Object and its control block no longer fit a 144-B malloc chunk");
+namespace {
 
-void Object::FreeBytes::operator()(char* p) const noexcept { std::free(p); }
+// Where the spans start in an Object's bytes, and how many bytes it has in all.
+struct BytesLayout {
+  std::size_t spans_offset, owners_offset, total;
+};
+
+BytesLayout bytes_layout(const Object::Parts& parts);
+
+}  // namespace
 
 Result<ObjectPtr> Object::parse(std::string_view json) {
   if (json.size() > max_json_size) return Error{Errc::decode_failed, "object larger than 2 GiB"};
@@ -349,20 +355,42 @@ Result<ObjectPtr> Object::parse(std::string_view json) {
     parts.key = {static_cast<std::uint32_t>(parts.extras.size()) | in_extras, static_cast<std::uint32_t>(key.size())};
     parts.extras += key;
   }
-  return ObjectPtr(std::make_shared<const Object>(parts));
+  void* block = std::malloc(sizeof(Object) + bytes_layout(parts).total);
+  if (!block) throw std::bad_alloc();
+  return ObjectPtr::adopt(new (block) Object(parts));
+}
+
+namespace {
+
+BytesLayout bytes_layout(const Object::Parts& parts) {
+  const std::size_t text_size = parts.json_size + parts.extras.size();
+  BytesLayout layout{};
+  const std::size_t align = alignof(Object::OwnerSpans);
+  layout.spans_offset = (text_size + align - 1) / align * align;
+  const std::size_t span_count = parts.labels.size() + parts.annotations.size();
+  layout.owners_offset = layout.spans_offset + span_count * sizeof(Object::Span);
+  layout.total = layout.owners_offset + parts.owners.size() * sizeof(Object::OwnerSpans);
+  return layout;
+}
+
+}  // namespace
+
+// The bytes start right after the Object (bytes()), so its size keeps them aligned.
+static_assert(sizeof(Object) % alignof(Object::OwnerSpans) == 0);
+
+void Object::unref() const noexcept {
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  this->~Object();
+  std::free(const_cast<Object*>(this));
 }
 
 Object::Object(const Parts& parts) {
-  // one block: JSON bytes, unescaped strings, then (aligned) the entry and owner spans
+  // the bytes, after this Object: JSON, unescaped strings, then (aligned) the entry and owner spans
   const std::uint32_t json_size = parts.json_size;
-  const std::size_t text_size = json_size + parts.extras.size();
-  const std::size_t spans_offset = (text_size + alignof(OwnerSpans) - 1) / alignof(OwnerSpans) * alignof(OwnerSpans);
-  const std::size_t span_count = parts.labels.size() + parts.annotations.size();
-  const std::size_t owners_offset = spans_offset + span_count * sizeof(Span);
-  const std::size_t total = owners_offset + parts.owners.size() * sizeof(OwnerSpans);
-  char* block = static_cast<char*>(std::malloc(total == 0 ? 1 : total));
-  if (!block) throw std::bad_alloc();
-  bytes_.reset(block);
+  const BytesLayout layout = bytes_layout(parts);
+  const std::size_t spans_offset = layout.spans_offset;
+  const std::size_t owners_offset = layout.owners_offset;
+  char* block = reinterpret_cast<char*>(this + 1);
   std::memcpy(block, parts.bytes, json_size);
   std::memcpy(block + json_size, parts.extras.data(), parts.extras.size());
 
@@ -400,8 +428,6 @@ Object::Object(const Parts& parts) {
     *owners++ = o;
   }
 }
-
-Object::~Object() = default;
 
 std::vector<Object::Entry> Object::labels() const {
   std::vector<Entry> out;

@@ -7,8 +7,8 @@
 // Why not std::unordered_map<std::string, ObjectPtr>: a node-based map costs a
 // node (next pointer, key, value, cached hash: ~64 B + malloc overhead) plus a
 // key copy per entry. The key already lives inside the Object, so a flat table of
-// ObjectPtr with a 32-bit mark (the key's hash) per slot costs ~23–46 B per entry
-// (16 B pointer + 4 B mark, load factor between 7/16 and 7/8) and no allocation
+// ObjectPtr with a 32-bit mark (the key's hash) per slot costs ~14–27 B per entry
+// (8 B pointer + 4 B mark, load factor between 7/16 and 7/8) and no allocation
 // per insert; the mark lets the table grow without touching the objects.
 //
 // Contract

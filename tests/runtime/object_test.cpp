@@ -2,7 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <functional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -211,4 +214,60 @@ TEST_CASE("issue 19: a malformed token where null is checked is a decode error, 
     REQUIRE_FALSE(parsed);
     CHECK(parsed.error().code == Errc::decode_failed);
   }
+}
+
+TEST_CASE("an ObjectPtr counts references as shared_ptr<const Object> did, in one pointer", "[object][unit]") {
+  STATIC_REQUIRE(sizeof(kinformer::ObjectPtr) == sizeof(void*));
+  kinformer::ObjectPtr first = Object::parse(full_pod).value();
+  CHECK(first.use_count() == 1);
+  kinformer::ObjectPtr copy = first;
+  CHECK(first.use_count() == 2);
+  CHECK(copy == first);
+  CHECK(copy.get() == first.get());
+  kinformer::ObjectPtr moved = std::move(copy);
+  CHECK(copy == nullptr);  // NOLINT(bugprone-use-after-move): a moved-from ObjectPtr is null
+  CHECK_FALSE(copy);
+  CHECK(copy.use_count() == 0);
+  CHECK(moved.use_count() == 2);
+  moved.reset();
+  CHECK(moved == nullptr);
+  CHECK(first.use_count() == 1);
+
+  kinformer::ObjectPtr shared = kinformer::ObjectPtr::share(*first);
+  CHECK(shared == first);
+  CHECK(first.use_count() == 2);
+  const Object* released = shared.release();
+  CHECK(shared == nullptr);
+  CHECK(first.use_count() == 2);  // the released reference still counts
+  kinformer::ObjectPtr adopted = kinformer::ObjectPtr::adopt(released);
+  CHECK(first.use_count() == 2);
+  adopted = nullptr;
+  CHECK(first.use_count() == 1);
+
+  kinformer::ObjectPtr other = Object::parse(kinformer::testing::pod_json("other", "1")).value();
+  CHECK(first != other);
+  CHECK((first < other) != (other < first));
+  CHECK(std::hash<kinformer::ObjectPtr>{}(first) == std::hash<const Object*>{}(first.get()));
+  other = first;  // copy-assignment drops the other object's only reference
+  CHECK(first.use_count() == 2);
+  CHECK(other->name() == "web-7d9f8-x2k4p");
+}
+
+TEST_CASE("an Object shared by many threads stays whole until its last ObjectPtr goes", "[object][unit]") {
+  kinformer::ObjectPtr object = Object::parse(full_pod).value();
+  const std::string json(object->json());
+  std::atomic<int> wrong_keys{0};  // Catch2's assertions are for the main thread only
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&object, &wrong_keys] {
+      for (int i = 0; i < 20000; ++i) {
+        kinformer::ObjectPtr copy = object;  // concurrent copies of one shared variable, read only
+        kinformer::ObjectPtr again = kinformer::ObjectPtr::share(*copy);
+        if (again->key() != "prod/web-7d9f8-x2k4p") ++wrong_keys;
+      }
+    });
+  for (auto& t : threads) t.join();
+  CHECK(wrong_keys == 0);
+  CHECK(object.use_count() == 1);
+  CHECK(object->json() == json);
 }
