@@ -271,3 +271,35 @@ TEST_CASE("an Object shared by many threads stays whole until its last ObjectPtr
   CHECK(object.use_count() == 1);
   CHECK(object->json() == json);
 }
+
+TEST_CASE("each metadata string reads back whichever others are absent", "[object][unit]") {
+  // Only non-empty metadata strings keep a span, so every subset must find its own.
+  const std::vector<std::pair<std::string, std::string>> fields = {
+      {"generateName", "web-"}, {"namespace", "prod"}, {"uid", "u-1"}, {"resourceVersion", "42"},
+      {"creationTimestamp", "2024-05-14T09:21:33Z"}, {"deletionTimestamp", "2024-05-15T00:00:00Z"}};
+  for (unsigned mask = 0; mask < (1u << fields.size()); ++mask) {
+    std::string meta = R"("name":"n")";
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (mask & (1u << i)) meta += ",\"" + fields[i].first + "\":\"" + fields[i].second + "\"";
+    const bool typed = mask & 1u;
+    const std::string json = std::string("{") + (typed ? R"("apiVersion":"v1","kind":"Pod",)" : "") +
+                             R"("metadata":{)" + meta + R"(,"labels":{"a":"b"}},"spec":{}})";
+    INFO(json);
+    auto parsed = Object::parse(json);
+    REQUIRE(parsed);
+    const Object& o = *parsed.value();
+    auto expect = [&](std::size_t i) { return (mask & (1u << i)) ? fields[i].second : std::string(); };
+    CHECK(o.api_version() == (typed ? "v1" : ""));
+    CHECK(o.kind() == (typed ? "Pod" : ""));
+    CHECK(o.name() == "n");
+    CHECK(o.generate_name() == expect(0));
+    CHECK(o.namespace_() == expect(1));
+    CHECK(o.uid() == expect(2));
+    CHECK(o.resource_version() == expect(3));
+    CHECK(o.creation_timestamp() == expect(4));
+    CHECK(o.deletion_timestamp() == expect(5));
+    CHECK(o.key() == (expect(1).empty() ? "n" : expect(1) + "/n"));
+    CHECK(o.label("a") == std::optional<std::string_view>("b"));
+    CHECK(o.json() == json);
+  }
+}
