@@ -13,7 +13,8 @@
 //
 // Contract
 //   * enable() turns the home CPU on for this process (the scheduler profile does, unless
-//     scheduler.home-cpu is false). Until then join() and follow() do nothing.
+//     SchedulerProfile::home_cpu is false or KINFORMER_HOME_CPU=off). Until then join()
+//     and follow() do nothing.
 //   * join(), on an I/O thread: chooses the home CPU if none is chosen yet, the CPU the
 //     caller runs on, and pins the caller to it. True when the caller is now pinned.
 //   * follow(), on the home worker before it takes a job: pins the caller to the home CPU
