@@ -65,7 +65,7 @@ bool read_hex4(const char* p, std::uint32_t& out) {
 }  // namespace
 
 // One per thread and reused: its buffers keep their capacity, so parsing an
-// object allocates only the Object's own block and its shared_ptr.
+// object allocates only the Object's own block.
 struct Object::Parts {
   std::string input;            // the JSON followed by simdjson's padding
   const char* bytes = nullptr;  // input.data()
@@ -319,9 +319,10 @@ class MetaReader {
 
 namespace {
 
-// Where the spans start in an Object's bytes, and how many bytes it has in all.
+// Where the spans start in an Object's bytes, their width, and how many bytes it has in all.
 struct BytesLayout {
-  std::size_t spans_offset, owners_offset, total;
+  std::size_t spans_offset, span_count, total;
+  bool wide;
 };
 
 BytesLayout bytes_layout(const Object::Parts& parts);
@@ -375,19 +376,21 @@ std::array<Object::Span, 10> meta_spans_of(const Object::Parts& parts) {
 BytesLayout bytes_layout(const Object::Parts& parts) {
   const std::size_t text_size = parts.json_size + parts.extras.size();
   BytesLayout layout{};
-  const std::size_t align = alignof(Object::OwnerSpans);
+  constexpr std::size_t align = alignof(std::uint32_t);
   layout.spans_offset = (text_size + align - 1) / align * align;
-  std::size_t span_count = parts.labels.size() + parts.annotations.size();
-  for (const Object::Span& s : meta_spans_of(parts)) span_count += s.size > 0;
-  layout.owners_offset = layout.spans_offset + span_count * sizeof(Object::Span);
-  layout.total = layout.owners_offset + parts.owners.size() * sizeof(Object::OwnerSpans);
+  layout.span_count = parts.labels.size() + parts.annotations.size() + 4 * parts.owners.size();
+  for (const Object::Span& s : meta_spans_of(parts)) layout.span_count += s.size > 0;
+  // Every span ends inside the text, so 16-bit halves hold it when the text does.
+  layout.wide = text_size > 0xFFFF;
+  const std::size_t width = layout.wide ? sizeof(Object::Span) : 2 * sizeof(std::uint16_t);
+  layout.total = layout.spans_offset + layout.span_count * width + parts.owners.size();
   return layout;
 }
 
 }  // namespace
 
-// The bytes start right after the Object (bytes()), so its size keeps them aligned.
-static_assert(sizeof(Object) % alignof(Object::OwnerSpans) == 0);
+// The bytes start right after the Object (bytes()), so its size keeps the spans aligned.
+static_assert(sizeof(Object) % alignof(std::uint32_t) == 0);
 // The fixed part the README's sixth pass counts (g++ on x86-64): the metadata spans live in the bytes.
 static_assert(sizeof(Object) <= 32, "an Object's fixed part grew past 32 B");
 
@@ -398,56 +401,64 @@ void Object::unref() const noexcept {
 }
 
 Object::Object(const Parts& parts) {
-  // the bytes, after this Object: JSON, unescaped strings, then (aligned) the entry and owner spans
+  // the bytes, after this Object: JSON, unescaped strings, then (aligned) the spans and owner flags
   const std::uint32_t json_size = parts.json_size;
   const BytesLayout layout = bytes_layout(parts);
-  const std::size_t spans_offset = layout.spans_offset;
-  const std::size_t owners_offset = layout.owners_offset;
   char* block = reinterpret_cast<char*>(this + 1);
   std::memcpy(block, parts.bytes, json_size);
   std::memcpy(block + json_size, parts.extras.data(), parts.extras.size());
 
-  auto place = [json_size](Span s) {
-    if (s.offset & in_extras) s.offset = (s.offset & ~in_extras) + json_size;
-    return s;
-  };
   json_size_ = json_size;
   generation_ = parts.generation;
   label_count_ = static_cast<std::uint16_t>(parts.labels.size() / 2);
   annotation_count_ = static_cast<std::uint16_t>(parts.annotations.size() / 2);
   owner_count_ = static_cast<std::uint16_t>(parts.owners.size());
-  spans_offset_ = static_cast<std::uint32_t>(spans_offset);
-  Span* spans = reinterpret_cast<Span*>(block + spans_offset);
+  spans_offset_ = static_cast<std::uint32_t>(layout.spans_offset);
+  wide_spans_ = layout.wide;
+  char* at = block + layout.spans_offset;
+  auto put = [&](Span s) {
+    if (s.offset & in_extras) s.offset = (s.offset & ~in_extras) + json_size;
+    if (wide_spans_) {
+      std::memcpy(at, &s, sizeof s);
+      at += sizeof s;
+    } else {
+      const std::uint16_t half[2] = {static_cast<std::uint16_t>(s.offset), static_cast<std::uint16_t>(s.size)};
+      std::memcpy(at, half, sizeof half);
+      at += sizeof half;
+    }
+  };
   const auto meta = meta_spans_of(parts);
   static_assert(meta.size() == static_cast<std::size_t>(MetaField::count));
   for (std::size_t field = 0; field < meta.size(); ++field) {
     if (meta[field].size == 0) continue;  // reads as "" without a span
     present_ = static_cast<std::uint16_t>(present_ | (1u << field));
-    *spans++ = place(meta[field]);
+    put(meta[field]);
   }
-  for (Span s : parts.labels) *spans++ = place(s);
-  for (Span s : parts.annotations) *spans++ = place(s);
-  assert(reinterpret_cast<char*>(spans) == block + owners_offset);
-  OwnerSpans* owners = reinterpret_cast<OwnerSpans*>(block + owners_offset);
-  for (OwnerSpans o : parts.owners) {
-    o.api_version = place(o.api_version);
-    o.kind = place(o.kind);
-    o.name = place(o.name);
-    o.uid = place(o.uid);
-    *owners++ = o;
+  for (Span s : parts.labels) put(s);
+  for (Span s : parts.annotations) put(s);
+  for (const OwnerSpans& o : parts.owners) {
+    put(o.api_version);
+    put(o.kind);
+    put(o.name);
+    put(o.uid);
   }
+  assert(at == block + owner_flags_offset());
+  for (const OwnerSpans& o : parts.owners) {
+    *at++ = static_cast<char>((o.controller ? owner_controller : 0u) | (o.block_owner_deletion ? owner_blocks_deletion : 0u));
+  }
+  assert(at == block + layout.total);
 }
 
 std::vector<Object::Entry> Object::labels() const {
   std::vector<Entry> out;
   out.reserve(label_count_);
-  for (std::size_t i = 0; i < label_count_; ++i) out.push_back({view(entries()[2 * i]), view(entries()[2 * i + 1])});
+  for (std::size_t i = 0; i < label_count_; ++i) out.push_back({view(entry(2 * i)), view(entry(2 * i + 1))});
   return out;
 }
 
 std::optional<std::string_view> Object::label(std::string_view key) const noexcept {
   for (std::size_t i = 0; i < label_count_; ++i)
-    if (view(entries()[2 * i]) == key) return view(entries()[2 * i + 1]);
+    if (view(entry(2 * i)) == key) return view(entry(2 * i + 1));
   return std::nullopt;
 }
 
@@ -456,29 +467,31 @@ std::vector<Object::Entry> Object::annotations() const {
   out.reserve(annotation_count_);
   const std::size_t first = 2 * std::size_t{label_count_};
   for (std::size_t i = 0; i < annotation_count_; ++i)
-    out.push_back({view(entries()[first + 2 * i]), view(entries()[first + 2 * i + 1])});
+    out.push_back({view(entry(first + 2 * i)), view(entry(first + 2 * i + 1))});
   return out;
 }
 
 std::optional<std::string_view> Object::annotation(std::string_view key) const noexcept {
   const std::size_t first = 2 * std::size_t{label_count_};
   for (std::size_t i = 0; i < annotation_count_; ++i)
-    if (view(entries()[first + 2 * i]) == key) return view(entries()[first + 2 * i + 1]);
+    if (view(entry(first + 2 * i)) == key) return view(entry(first + 2 * i + 1));
   return std::nullopt;
 }
 
 std::vector<Object::OwnerReference> Object::owner_references() const {
   std::vector<OwnerReference> out;
   out.reserve(owner_count_);
+  const auto* flags = reinterpret_cast<const unsigned char*>(bytes() + owner_flags_offset());
   for (std::size_t i = 0; i < owner_count_; ++i) {
-    const OwnerSpans& o = owners()[i];
-    out.push_back({view(o.api_version), view(o.kind), view(o.name), view(o.uid), o.controller, o.block_owner_deletion});
+    const std::size_t first = owner_span(i);
+    out.push_back({view(span(first)), view(span(first + 1)), view(span(first + 2)), view(span(first + 3)),
+                   (flags[i] & owner_controller) != 0, (flags[i] & owner_blocks_deletion) != 0});
   }
   return out;
 }
 
 std::size_t Object::owned_bytes() const noexcept {
-  return owners_offset() + std::size_t{owner_count_} * sizeof(OwnerSpans);
+  return owner_flags_offset() + owner_count_;
 }
 
 Result<std::string> Object::field(std::string_view path) const {

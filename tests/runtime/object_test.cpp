@@ -303,3 +303,61 @@ TEST_CASE("each metadata string reads back whichever others are absent", "[objec
     CHECK(o.json() == json);
   }
 }
+
+TEST_CASE("spans read back on both sides of the 64 KiB text that 16-bit spans hold", "[object][unit]") {
+  // Below 64 KiB of text (JSON, unescaped strings, key) a span is two 16-bit halves;
+  // from there on, two 32-bit ones. A pad sweeps the text across the boundary, and
+  // the escaped strings (unescaped after the JSON) and the key land on either side.
+  const std::string head =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"w\u00e9b","namespace":"prod","uid":"u-1",)"
+      R"("resourceVersion":"42","labels":{"app":"web","t\"ier":"front"},"annotations":{"pad":")";
+  const std::string tail =
+      R"(","note":"say \"hi\""},"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs",)"
+      R"("uid":"9a8b","controller":true},{"apiVersion":"v1","kind":"Node","name":"n\u00e9",)"
+      R"("uid":"7c","blockOwnerDeletion":true}]},"spec":{}})";
+  const std::size_t boundary = 0x10000 - head.size() - tail.size();
+  std::vector<std::size_t> pads;
+  for (std::size_t pad = boundary - 40; pad <= boundary + 8; ++pad) pads.push_back(pad);
+  pads.push_back(3 * boundary);  // offsets far past 16 bits
+  std::size_t narrow = 0, wide = 0;
+  for (const std::size_t pad : pads) {
+    const std::string json = head + std::string(pad, 'p') + tail;
+    INFO("JSON of " << json.size() << " B");
+    const auto parsed = Object::parse(json);
+    REQUIRE(parsed);
+    const Object& o = *parsed.value();
+    CHECK(o.api_version() == "v1");
+    CHECK(o.kind() == "Pod");
+    CHECK(o.name() == "w\xC3\xA9" "b");
+    CHECK(o.namespace_() == "prod");
+    CHECK(o.uid() == "u-1");
+    CHECK(o.resource_version() == "42");
+    CHECK(o.key() == "prod/w\xC3\xA9" "b");
+    CHECK(o.label("app") == std::optional<std::string_view>("web"));
+    CHECK(o.label("t\"ier") == std::optional<std::string_view>("front"));
+    CHECK(o.annotation("pad") == std::optional<std::string_view>(std::string(pad, 'p')));
+    CHECK(o.annotation("note") == std::optional<std::string_view>("say \"hi\""));
+    const auto owners = o.owner_references();
+    REQUIRE(owners.size() == 2);
+    CHECK((owners[0].api_version == "apps/v1" && owners[0].kind == "ReplicaSet" && owners[0].name == "rs" &&
+           owners[0].uid == "9a8b" && owners[0].controller && !owners[0].block_owner_deletion));
+    CHECK((owners[1].api_version == "v1" && owners[1].kind == "Node" && owners[1].name == "n\xC3\xA9" &&
+           owners[1].uid == "7c" && !owners[1].controller && owners[1].block_owner_deletion));
+    CHECK(o.json() == json);
+    // 23 spans (7 metadata strings with the key, 2 per label and annotation, 4 per
+    // owner) and a flags byte per owner
+    const std::size_t text = json.size() + std::string("w\xC3\xA9" "b" "t\"ier" "say \"hi\"" "n\xC3\xA9"
+                                                        "prod/w\xC3\xA9" "b").size();
+    const std::size_t spans = 7 + 2 * 4 + 4 * 2;
+    const std::size_t aligned = (text + 3) / 4 * 4;
+    if (text <= 0xFFFF) {
+      ++narrow;
+      CHECK(o.owned_bytes() == aligned + 4 * spans + 2);
+    } else {
+      ++wide;
+      CHECK(o.owned_bytes() == aligned + 8 * spans + 2);
+    }
+  }
+  CHECK(narrow > 0);
+  CHECK(wide > 0);
+}
