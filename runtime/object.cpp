@@ -416,9 +416,10 @@ Object::Object(const Parts& parts) {
   spans_offset_ = static_cast<std::uint32_t>(layout.spans_offset);
   wide_spans_ = layout.wide;
   char* at = block + layout.spans_offset;
-  auto put = [&](Span s) {
+  const bool wide = layout.wide;  // a local: the writes through `at` could alias the member
+  auto put = [&at, json_size, wide](Span s) {
     if (s.offset & in_extras) s.offset = (s.offset & ~in_extras) + json_size;
-    if (wide_spans_) {
+    if (wide) {
       std::memcpy(at, &s, sizeof s);
       at += sizeof s;
     } else {
