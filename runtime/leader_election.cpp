@@ -353,7 +353,10 @@ std::string LeaderElector::leader() const {
 
 bool LeaderElector::busy() const {
   std::lock_guard lock(state_->mu);
-  return state_->in_flight || state_->draining;
+  // pending: finish() and deadline() queue callbacks and release the lock before drain() runs
+  // them; a stopped elector runs none.
+  return state_->in_flight || state_->draining ||
+         (!state_->pending.empty() && state_->phase != State::Phase::stopped);
 }
 
 void LeaderElector::stop() { state_->stop(); }

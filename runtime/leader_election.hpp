@@ -142,7 +142,8 @@ class LeaderElector {
   bool is_leader() const;
   /// The holder this candidate last observed ("" before the first read or when released).
   std::string leader() const;
-  /// True while a request to the lock is outstanding (tests step a manual clock only when idle).
+  /// True while a request to the lock is outstanding or its callbacks have not all run (tests
+  /// step a manual clock only when idle, and read what the callbacks recorded).
   bool busy() const;
   /// See the contract: stop leading, release, no callbacks afterwards.
   void stop();
