@@ -2,10 +2,13 @@
 //
 // ChildProcess: a program the test runs (the `kinformer` tool, an example) with
 // stdout and stderr going to files the test polls, stopped with SIGTERM (then
-// SIGKILL) when the object goes.
+// SIGKILL) when the object goes, or with SIGTERM when the thread that started it
+// ends (its process killed by ctest's or CI's timeout), so that no child is left
+// running. Start it from a thread that outlives it.
 #pragma once
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,8 +28,11 @@ class ChildProcess {
   ChildProcess(const std::string& program, std::vector<std::string> args, std::string out_file,
                std::string err_file)
       : out_file_(std::move(out_file)), err_file_(std::move(err_file)) {
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ == 0) {
+      // Dies with its parent; a parent gone before the prctl is seen by getppid().
+      if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) ::_exit(127);
       int out = ::open(out_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       int err = ::open(err_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       ::dup2(out, 1);
